@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from typing import Any
@@ -254,3 +255,43 @@ async def test_hostile_values_and_a_failing_hook_cost_the_tool_nothing(
                 call.result(2)
         finally:
             remove_inner_tool_hook(hook)  # type: ignore[arg-type]
+
+
+async def test_an_inner_tool_still_open_as_the_run_ends_ends_with_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A run that ends while an inner tool still runs (a framework gave up on its tool, whose
+    worker thread goes on): the inner span ends with the run, cut short, as its calling tool's
+    does, never after the run's or left open; the block's late exit changes nothing."""
+    entered, release = threading.Event(), threading.Event()
+
+    def body() -> None:
+        with tool_scope("c1", "research"), inner_tool("slow", {"q": "x"}) as call:
+            entered.set()
+            release.wait(5)
+            call.result("late")
+
+    worker: asyncio.Future[None] | None = None
+
+    async def stream() -> AsyncIterator[Any]:
+        nonlocal worker
+        yield LLMCallStart(model="m", provider="openai")
+        yield ToolCall(id="c1", function=FunctionCall(name="research", arguments="{}"))
+        yield LLMCallEnd(model="m")
+        worker = asyncio.ensure_future(asyncio.to_thread(body))
+        await asyncio.to_thread(entered.wait, 5)
+        raise TimeoutError("the tool took too long")
+
+    with pytest.raises(TimeoutError):
+        await run_script(otel_telemetry, stream(), agent_name="a", capture_content=True)
+    try:
+        assert otel_telemetry.open_spans() == []
+    finally:
+        release.set()
+        assert worker is not None
+        await worker
+    run, inner = otel_telemetry.span("invoke_agent a"), otel_telemetry.span("execute_tool slow")
+    assert (inner.attributes or {}).get("agent_otel.incomplete") is True
+    assert "gen_ai.tool.call.result" not in (inner.attributes or {})  # told after its end
+    assert (inner.end_time or 0) <= (run.end_time or 0)
+    assert otel_telemetry.open_spans() == []

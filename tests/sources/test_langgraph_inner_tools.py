@@ -77,3 +77,43 @@ async def test_a_tool_a_tool_body_invokes_is_a_span_under_that_tools(
     assert "found: sunny in Paris" in str((outer.attributes or {})["gen_ai.tool.call.result"])
     assert (weather_span.end_time or 0) <= (outer.end_time or 0)
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_a_chain_in_a_tool_body_invokes_is_under_that_tools_span_too(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The body runs a runnable (a chain, a lambda) that invokes the other tool: LangChain
+    names the runnable as that tool run's parent, not the calling tool, yet it runs in the
+    calling tool's body all the same, an inner tool under its span (it was a stray span beside
+    it, which no event ended, cut short at the run's end with no arguments or result)."""
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import tool
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from ._fw_langgraph import react
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return f"sunny in {city}"
+
+    @tool
+    def research(city: str) -> str:
+        """Research a city's weather."""
+        chain = RunnableLambda(lambda c: weather.invoke({"city": c}))
+        return f"found: {chain.invoke(city)}"
+
+    graph = react("lead", "research", '{"city": "Paris"}', [research])
+    events = langgraph_events(graph, {"messages": [("user", d.QUESTION)]})
+    await run_script(otel_telemetry, events, agent_name="lead", capture_content=True)
+
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool research", ["execute_tool weather"]]]],
+        ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    attributes = otel_telemetry.span("execute_tool weather").attributes or {}
+    assert json.loads(str(attributes["gen_ai.tool.call.arguments"])) == {"city": "Paris"}
+    assert "sunny in Paris" in str(attributes["gen_ai.tool.call.result"])
+    assert "agent_otel.incomplete" not in attributes
+    assert otel_telemetry.open_spans() == []

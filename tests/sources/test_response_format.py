@@ -1,7 +1,8 @@
 """A request that asks for an output format (OpenAI's ``response_format``, the Responses API's
-``text.format``): its chat span carries ``gen_ai.output.type`` as the GenAI conventions ask of
-a request that includes one (``json`` for a JSON schema or a JSON object, ``text`` for text),
-and a request that asks for none carries none. The real OpenAI SDK over its mock transport."""
+``text.format``, Anthropic's ``output_config.format``): its chat span carries
+``gen_ai.output.type`` as the GenAI conventions ask of a request that includes one (``json``
+for a JSON schema or a JSON object, ``text`` for text), and a request that asks for none
+carries none. The real OpenAI and Anthropic SDKs over their mock transports."""
 
 from __future__ import annotations
 
@@ -14,14 +15,18 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _recorded
 from ._cases import HISTORY
-from ._http import openai_client, sse
+from ._http import anthropic_client, openai_client, sse
 from ._trace import attributes
 
 pytest.importorskip("openai")
 
 _SCHEMA = {"type": "json_schema", "json_schema": {"name": "city", "schema": {"type": "object"}}}
 _FORMAT = {"format": {"type": "json_schema", "name": "city", "schema": {"type": "object"}}}
-_IDS = "chat-schema chat-object chat-text chat-none responses-schema responses-text responses-none"
+_CLAUDE = {"format": {"type": "json_schema", "schema": {"type": "object"}}, "effort": "low"}
+_IDS = (
+    "chat-schema chat-object chat-text chat-none responses-schema responses-text "
+    "responses-none messages-schema messages-effort"
+)
 
 
 @pytest.mark.parametrize(
@@ -34,12 +39,15 @@ _IDS = "chat-schema chat-object chat-text chat-none responses-schema responses-t
         ("responses", {"text": _FORMAT}, "json"),
         ("responses", {"text": {"format": {"type": "text"}}}, "text"),
         ("responses", {"text": {"verbosity": "low"}}, None),
+        ("messages", {"output_config": _CLAUDE, "max_tokens": 64}, "json"),
+        ("messages", {"output_config": {"effort": "low"}, "max_tokens": 64}, None),
     ],
     ids=_IDS.split(),
 )
 async def test_a_request_s_output_format_is_its_chat_span_s_output_type(
     api: str, asked: dict[str, Any], expected: str | None, otel_telemetry: InMemoryTelemetry
 ) -> None:
+    from agent_contract.sources.anthropic_messages import stream_messages
     from agent_contract.sources.openai_chat import stream_chat
     from agent_contract.sources.openai_responses import stream_responses
 
@@ -47,6 +55,9 @@ async def test_a_request_s_output_format_is_its_chat_span_s_output_type(
     if api == "chat":
         client = openai_client(sse(_recorded.chat(tools=False), done=True), seen=sent)
         source = stream_chat(client, HISTORY, "gpt-4o-mini", **asked)
+    elif api == "messages":
+        client = anthropic_client(sse(_recorded.messages(tools=False), named=True), seen=sent)
+        source = stream_messages(client, HISTORY, "claude-sonnet-4-5", **asked)
     else:
         client = openai_client(sse(_recorded.responses(tools=False), named=True), seen=sent)
         source = stream_responses(client, HISTORY, "gpt-5-mini", **asked)

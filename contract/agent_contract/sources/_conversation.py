@@ -51,17 +51,12 @@ def in_conversation(start: LLMCallStart, conversation_id: Any) -> LLMCallStart:
         return start
     if type(start) not in _PLAIN_STARTS:
         return start
-    request = getattr(start, "_request", None)
-    out = ConversationCallStart(
-        model=start.model,
-        provider=start.provider,
-        call_id=start.call_id,
-        params=start.params,
-        messages=None if request is not None else start.messages,
+    out = _history.remade(
+        start,
+        ConversationCallStart,
         server_address=getattr(start, "server_address", None),
         server_port=getattr(start, "server_port", None),
     )
-    out._request = request
     out.conversation_id = conversation_id
     return out
 

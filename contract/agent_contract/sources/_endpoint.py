@@ -15,7 +15,7 @@ user and password, or a key in its query, and neither is a host.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from agent_contract.events import LLMCallStart
@@ -86,15 +86,6 @@ def at_endpoint(start: LLMCallStart, endpoint: Endpoint | None) -> LLMCallStart:
         return start
     if type(start) is not LLMCallStart and type(start) is not _history.LLMCallStart:
         return start
-    request = getattr(start, "_request", None)
-    out = EndpointCallStart(
-        model=start.model,
-        provider=start.provider,
-        call_id=start.call_id,
-        params=start.params,
-        messages=None if request is not None else start.messages,
-        server_address=endpoint[0],
-        server_port=endpoint[1],
+    return _history.remade(
+        start, EndpointCallStart, server_address=endpoint[0], server_port=endpoint[1]
     )
-    cast(Any, out)._request = request  # (the slot of the base it was made from)
-    return out

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_contract import events
 from agent_contract.events import FunctionCall, Message, Role, ToolCall
@@ -34,6 +34,7 @@ __all__ = [
     "agno_messages",
     "autogen_messages",
     "call_start",
+    "remade",
     "converse_text",
     "crewai_messages",
     "google_adk_messages",
@@ -591,3 +592,23 @@ def call_start(
     start = kind(model=model, provider=provider, params=params)
     start._request = (read, request)
     return start
+
+
+_Start = TypeVar("_Start", bound=LLMCallStart)
+
+
+def remade(start: events.LLMCallStart, kind: type[_Start], **fields: Any) -> _Start:
+    """``start`` made again as a ``kind``, a start of this module's with ``fields`` of its own
+    (a call's server, its conversation): its model, provider, call id, params and messages
+    kept, a request read only when first read staying so."""
+    request = getattr(start, "_request", None)
+    out = kind(
+        model=start.model,
+        provider=start.provider,
+        call_id=start.call_id,
+        params=start.params,
+        messages=None if request is not None else start.messages,
+        **fields,
+    )
+    out._request = request
+    return out

@@ -95,14 +95,15 @@ def request_attributes(
                 items = items_of(value)
                 if all(isinstance(s, str) for s in items):
                     out[A.REQUEST_STOP_SEQUENCES] = items
-        elif key in _REASONING:
-            level = reasoning_level(key, value)
-            if level is not None:
-                out[A.REQUEST_REASONING_LEVEL] = level
-        elif key in FORMAT_KEYS:
-            asked = output_type(key, value)
-            if asked is not None:
-                out[A.OUTPUT_TYPE] = asked
+        else:  # (Anthropic's output_config names both a reasoning level and a format)
+            if key in _REASONING:
+                level = reasoning_level(key, value)
+                if level is not None:
+                    out[A.REQUEST_REASONING_LEVEL] = level
+            if key in FORMAT_KEYS:
+                asked = output_type(key, value)
+                if asked is not None:
+                    out[A.OUTPUT_TYPE] = asked
     if conventions.top_k_int and A.REQUEST_TOP_K in out:
         top_k = out.pop(A.REQUEST_TOP_K)
         if isinstance(top_k, float) and top_k.is_integer():

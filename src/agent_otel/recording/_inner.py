@@ -11,7 +11,9 @@ a retry or a same-named call of the model's is never taken for it. Its body runs
 current, so what it does (another inner tool, a provider's request, an agent) nests under it;
 it ends as its block ends, before the calling tool's span: an exception leaving the block
 fails it with its class, a cancellation of its task before its result was told cuts it short
-(incomplete; one after it, a generator closed once its result is out, does not).
+(incomplete; one after it, a generator closed once its result is out, does not). A run that
+ends with tools open while its block still runs (a worker thread the framework gave up on)
+cuts it short with them, as it does its calling tool (``RunRecorder.end_open``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ class InnerToolCall:
             if not scopes.live:  # the run ended meanwhile
                 return self
             tool = scopes.runner.inner_tool(parent, self._name)
+            opened: dict[object, ToolCall] | None = getattr(scopes, "inner_tools", None)
+            if opened is None:  # (set at the first: a plain run pays nothing)
+                opened = scopes.inner_tools = {}
+            opened[self] = tool  # the run's end cuts it short if still open
         self.tool = tool
         if self._mcp is not None:
             mcp = self._mcp
@@ -94,6 +100,10 @@ class InnerToolCall:
         tool, self.tool = self.tool, None
         if tool is None:
             return
+        scopes = self._scopes
+        with scopes.lock:
+            if scopes.inner_tools.pop(self, None) is None:
+                return  # the run ended first, and cut it short
         result, self._result = self._result, NO_RESULT  # (not kept alive by the span)
         told, self._error = self._error, False
         now = self._scopes.runner.now()

@@ -4,8 +4,8 @@ The GenAI conventions set it on a request that includes an output format: ``json
 structured answer with a schema or none. Read from the request's parameters as each API
 names the format: OpenAI's ``response_format`` (``{"type": "json_schema"}``, ``"json_object"``,
 or a class given to ``.parse()``), the Responses API's ``text.format`` and ``text_format``,
-and ``output_type`` where an adapter tells the type itself (a framework that asks for JSON in
-a shape of its own).
+Anthropic's ``output_config.format`` (``{"type": "json_schema"}``), and ``output_type`` where
+an adapter tells the type itself (a framework that asks for JSON in a shape of its own).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from agent_otel import _attributes as A
 
 __all__ = ["FORMAT_KEYS", "output_type"]
 
-FORMAT_KEYS = frozenset({"output_type", "response_format", "text", "text_format"})
+FORMAT_KEYS = frozenset({"output_config", "output_type", "response_format", "text", "text_format"})
 """The request parameters that may name an output format."""
 
 # A format's ``type`` (OpenAI's names, a type the conventions name) -> gen_ai.output.type.
@@ -31,7 +31,7 @@ _TYPES = {
 def output_type(key: str, value: Any) -> str | None:
     """The output type ``value``, the request's ``key`` parameter, asks for; ``None`` for
     none, or a format it does not name."""
-    if key == "text":  # the Responses API: {"format": {"type": ...}}
+    if key in ("text", "output_config"):  # the Responses API's, Anthropic's: {"format": {...}}
         value = dict.get(value, "format") if isinstance(value, dict) else None
     elif isinstance(value, type):  # a class to parse the answer as: a JSON schema's
         return A.OUTPUT_TYPE_JSON if key in ("response_format", "text_format") else None

@@ -850,7 +850,8 @@ class RunRecorder:
 
     # --- the end -------------------------------------------------------------------------------
     def end_open(self, now: int) -> None:
-        """End every open LLM call and tool call, innermost first, marked incomplete.
+        """End every open LLM call and tool call, innermost first, marked incomplete (an
+        inner tool whose block still runs too: ``_inner``).
 
         They are cut short, not failed: only the span the run failed in is marked (``fail``),
         so a UI points at it, not at its siblings. But a tool whose body raised out of its
@@ -867,6 +868,12 @@ class RunRecorder:
         with self.scopes.lock:
             tools = list(self._tools.values())
             self._tools.clear()
+            opened = getattr(self.scopes, "inner_tools", None)  # inner tools (``_inner``)
+            inner = list(opened.values()) if opened else []
+            if opened:
+                opened.clear()
+        for tool in reversed(inner):  # still running in a block, under these: innermost first
+            tool.end(now, incomplete=True)
         for tool in tools:
             raised, tool.body_error = tool.body_error, None  # (written by the body's thread)
             if raised is not None:  # its body raised and the framework dropped the call

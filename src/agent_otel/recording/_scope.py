@@ -146,6 +146,7 @@ class ToolScopes:
         "early",
         "framework",
         "inner",
+        "inner_tools",
         "live",
         "lock",
         "outer",
@@ -156,6 +157,9 @@ class ToolScopes:
     agents: list[tuple[ToolCall, ToolScopes]]
     """The calls whose body started a run of ours, each with that run's scopes (:meth:`mark`);
     unset until one did."""
+    inner_tools: dict[object, ToolCall]
+    """The inner tools open in the run (``._inner``), each its block's span, which the run's
+    end cuts short if its block has not ended it (under the lock); unset until one opened."""
     apart: bool
     """Set in a run started in a tool body (:meth:`mark`): True when the run's work runs in its
     own contexts (a stream it pulls: the model calls it tells are made there; a framework
