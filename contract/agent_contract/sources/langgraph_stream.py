@@ -1226,8 +1226,9 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
             inputs = kwargs.get("inputs")
-            if not call_id and kwargs.get("parent_run_id") in self.scopes:
-                # a tool a tool's body invokes itself, no model's call: an inner tool
+            if kwargs.get("parent_run_id") in self.scopes:
+                # a tool a tool's body invokes itself, no model's call: an inner tool (also
+                # one invoked with a tool call of the body's making, its id no model's)
                 self.scopes.enter_inner(
                     run, name, inputs if isinstance(inputs, dict) else input_str,
                     mcp=servers.get(name) if isinstance(name, str) else None,
