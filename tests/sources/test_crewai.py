@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextlib import suppress
 from typing import Any
 
 import pytest
@@ -736,3 +737,72 @@ async def test_each_agent_a_flow_kicks_off_is_a_step_of_its_own_named_after_it(
     used = [(span.attributes or {}).get("gen_ai.usage.input_tokens") for span in chats]
     assert used == [s.TURNS[0].input, s.TURNS[1].input]
     assert (run.attributes or {}).get("agent_otel.usage.input_tokens") == sum(used)
+
+
+class _Flooded(ValueError):
+    """A tool's own failure, raised out of the tool a body runs."""
+
+
+async def test_a_tool_a_tool_body_runs_itself_is_an_inner_tool_of_that_call(
+    otel_telemetry: Any,
+) -> None:
+    """A tool's body running another tool itself (``BaseTool.run``, no model asked: CrewAI
+    tells no event of it) is an inner tool: a span of its own under the calling tool's, with
+    its arguments, result and failure (before, none); the model's own later call of that tool
+    keeps its span."""
+    import json
+
+    from crewai.tools import tool
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    @tool("weather")
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return f"sunny in {city}"
+
+    @tool("forecast")
+    def forecast(city: str) -> str:
+        """Tomorrow's forecast of a city."""
+        raise _Flooded(f"no forecast for {city}")
+
+    @tool("lookup")
+    def lookup(city: str) -> str:
+        """Look up a city's weather."""
+        with suppress(_Flooded):  # its span says it failed
+            forecast.run(city=city)
+        return f"looked up: {weather.run(city=city)}"
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("c1", "lookup", '{"city": "Paris"}')])
+        if turn == 1:
+            return fw.completion(1, None, [("c2", "weather", '{"city": "Oslo"}')])
+        return fw.completion(2, "Sunny.", [])
+
+    built = fw.agent(fw.llm(respond), [lookup, weather, forecast])
+    await run_script(otel_telemetry, crewai_events(built, "Weather?"), agent_name="a",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent a", [
+        ["step 0", ["chat gpt-4o-mini", ["execute_tool lookup", [
+            "execute_tool forecast", "execute_tool weather"]]]],
+        ["step 1", ["chat gpt-4o-mini", "execute_tool weather"]],
+        ["step 2", ["chat gpt-4o-mini"]],
+    ]]]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+    spans = otel_telemetry.spans()
+    assert not any("agent_otel.incomplete" in (x.attributes or {}) for x in spans)
+    tools = [dict(x.attributes or {}) for x in spans if x.name == "execute_tool weather"]
+    by_city = {json.loads(str(t["gen_ai.tool.call.arguments"]))["city"]: t for t in tools}
+    assert sorted(by_city) == ["Oslo", "Paris"]
+    assert by_city["Oslo"]["gen_ai.tool.call.id"] == "c2"  # the model's call keeps its own
+    assert "gen_ai.tool.call.id" not in by_city["Paris"]  # no model call names the inner one
+    assert "sunny in Paris" in str(by_city["Paris"]["gen_ai.tool.call.result"])
+    failed = otel_telemetry.span("execute_tool forecast")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == "_Flooded"
+    lookup_span = otel_telemetry.span("execute_tool lookup")
+    assert lookup_span.status.status_code is StatusCode.UNSET
+    assert (failed.end_time or 0) <= (lookup_span.end_time or 0)

@@ -51,7 +51,12 @@ seam: the adapter puts one hook first in ``agent.tool_hooks`` (once per agent; o
 traced run it does nothing), which Agno wraps around every tool execution and the
 application's own hooks, sync or async, in the body's own context. Agno does not give a
 hook the call's id, so the hook names the tool and its arguments, which pick the call
-(``agent_contract.scope``). A tool of an ``MCPTools``
+(``agent_contract.scope``). A tool a hooked tool's body runs itself, through Agno's own
+``FunctionCall.execute``/``aexecute`` (a ``Function`` of no run, or of the calling tool's
+run), is asked for by no model: it runs as an ``inner_tool``, a span of its own under the
+calling tool's, with its result (before, its scope took the run's next call of that name, or
+opened a span in the step that no event ended). A tool of another run there (a member, an
+agent the body runs) is that run's, scoped as above. A tool of an ``MCPTools``
 toolkit of the agent (or team) running it is scoped with its server (``McpServer``: the name
 the server gives itself, else the toolkit's, the protocol version and the HTTP session, from
 its client); a ``MultiMCPTools``'s as an MCP tool of an unnamed server.
@@ -116,7 +121,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.scope import McpServer, framework_started, inner_tool, tool_scope
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
@@ -672,26 +677,51 @@ def _scope_hook(
     task of its own, ahead of the stream: within a traced run it goes in step with the
     adapter (``_Taker``)."""
     mcp = _mcp_server(function_name, agent, team)
-    scope = tool_scope(None, function_name, arguments, mcp=mcp)
-    scope.__enter__()
     run_id = getattr(run_context, "run_id", None)
+    body = _BODY.get()
+    inner = body is not _OUTSIDE and (run_id is None or run_id == body)  # (module doc)
+    scope = (
+        inner_tool(function_name, arguments, mcp=mcp)
+        if inner
+        else tool_scope(None, function_name, arguments, mcp=mcp)
+    )
+    scope.__enter__()
+    call = None if inner else (run_id, function_name, arguments)
     aside = _SIDE.set(None)  # the body's own model requests are its own (``_SIDE``)
+    here = _BODY.set(run_id)
     try:
         result = function_call(**arguments)
     except BaseException as error:
-        _raised(run_id, function_name, arguments, error)
+        if call is not None:
+            _raised(*call, error)
         scope.__exit__(type(error), error, error.__traceback__)
         raise
     finally:
+        _BODY.reset(here)
         _SIDE.reset(aside)
-    if isinstance(result, Exception):  # returned, not raised: failed all the same
-        _raised(run_id, function_name, arguments, result, returned=True)
     stepping = getattr(team, "stream_member_events", True) is not False
     taker = _TAKERS.get(run_id) if stepping else None
     if isawaitable(result):
-        return _awaited(scope, result, taker, (run_id, function_name, arguments))
+        return _awaited(scope, result, taker, call, run_id)
+    _returned(scope, result, call)
     scope.__exit__(None, None, None)
     return _stepped(result, taker)
+
+
+_OUTSIDE = object()
+_BODY: ContextVar[Any] = ContextVar("agent_contract_agno_body", default=_OUTSIDE)
+"""The run id of the hooked tool whose body runs here (``None``: a tool of no run);
+``_OUTSIDE`` outside any: a tool the hook scopes inside a body of its own run, or of none, is
+an inner tool of that body (module doc)."""
+
+
+def _returned(scope: Any, value: Any, call: tuple[Any, str, dict[str, Any]] | None) -> None:
+    """Tell what a tool returned: an exception, returned rather than raised, failed it all the
+    same (noted for the run's call; an inner tool is told it)."""
+    if call is None:
+        scope.result(value, value if isinstance(value, Exception) else False)
+    elif isinstance(value, Exception):
+        _raised(*call, value, returned=True)
 
 
 def _stepped(result: Any, taker: _Taker | None) -> Any:
@@ -700,21 +730,33 @@ def _stepped(result: Any, taker: _Taker | None) -> Any:
 
 
 async def _awaited(
-    scope: Any, result: Any, taker: _Taker | None, call: tuple[Any, str, dict[str, Any]]
+    scope: Any,
+    result: Any,
+    taker: _Taker | None,
+    call: tuple[Any, str, dict[str, Any]] | None,
+    run_id: Any,
 ) -> Any:
+    """An async tool's body awaited inside its scope (``call``: the run's call it is, ``None``
+    for an inner tool)."""
     aside = _SIDE.set(None)  # the body's own model requests are its own (``_SIDE``)
+    here = _BODY.set(run_id)
     try:
         value = await result
     except BaseException as error:
-        _raised(*call, error)
-        raise
-    else:
-        if isinstance(value, Exception):  # returned, not raised: failed all the same
-            _raised(*call, value, returned=True)
-        return _stepped(value, taker)
-    finally:
+        if call is not None:
+            _raised(*call, error)
+        _BODY.reset(here)
         _SIDE.reset(aside)
-        scope.__exit__(None, None, None)
+        if call is None:  # (the run's call is named by its result, as before)
+            scope.__exit__(type(error), error, error.__traceback__)
+        else:
+            scope.__exit__(None, None, None)
+        raise
+    _BODY.reset(here)
+    _SIDE.reset(aside)
+    _returned(scope, value, call)
+    scope.__exit__(None, None, None)
+    return _stepped(value, taker)
 
 
 _RAISED: dict[Any, dict[tuple[str, str], list[str]]] = {}

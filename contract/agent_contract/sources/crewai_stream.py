@@ -112,6 +112,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -132,7 +133,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.scope import McpServer, framework_started, inner_tool, tool_scope
 from agent_contract.sources._arguments import arguments_text, tool_call
 from agent_contract.sources._call_usage import CallUsage
 from agent_contract.sources._failure import Error as ContentError
@@ -169,6 +170,56 @@ is the innermost tool's work (a coworker a delegation runs), not the run's."""
 
 _HINT = "Make one with crewai.Crew(agents=..., tasks=...)."
 
+_OWN: dict[str, str] = {}
+"""The ``ToolUsageStartedEvent`` id of each tool CrewAI has started whose own ``run`` has not
+yet begun -> its name (``_plain``): that ``run`` is the call's body; any other tool run while
+a tool of the run is running is run by its body, an inner tool (``_runs_told``)."""
+
+
+def _plain(name: Any) -> str:
+    """A tool name as CrewAI sanitizes it for the model (``Get Weather``: ``get_weather``)."""
+    return re.sub(r"\W+", "_", str(name).lower()).strip("_")
+
+
+def _runs_told(runner: Any) -> None:
+    """Wrap ``run`` of each tool the runner's agents have (an instance attribute, once; the
+    agent's own, a crew's agents', its tasks' and its manager's): run inside the body of a
+    tool of a run read here (``_INSIDE``), by no ``ToolUsageStartedEvent`` of its own
+    (``_OWN``), a tool is asked for by no model: an ``inner_tool`` of that body, a span of its
+    own under the calling tool's, with its arguments, result and failure (before, it had no
+    span). Anywhere else it only runs the tool."""
+    agents = getattr(runner, "agents", None) or ()
+    tasks = getattr(runner, "tasks", None) or ()
+    owners = [runner, *agents, *tasks, getattr(runner, "manager_agent", None)]
+    for owner in owners:
+        tools = getattr(owner, "tools", None)
+        for tool in tools if isinstance(tools, list) else ():
+            run = getattr(tool, "run", None)
+            if not callable(run) or getattr(run, "_agent_contract_told", False):
+                continue
+            try:
+                object.__setattr__(tool, "run", _told_run(_plain(getattr(tool, "name", "")), run))
+            except Exception:  # a tool that takes no attributes: what its body runs untold
+                continue
+
+
+def _told_run(name: str, run: Any) -> Any:
+    def told(*args: Any, **kwargs: Any) -> Any:
+        inside = _INSIDE.get()
+        if inside is None or not inside[1]:  # no tool of a run read here runs here
+            return run(*args, **kwargs)
+        key = inside[1][-1]
+        if _OWN.get(key) == name:  # the started call's own body
+            _OWN.pop(key, None)
+            return run(*args, **kwargs)
+        with inner_tool(name, kwargs if kwargs or not args else None) as call:
+            result = run(*args, **kwargs)
+            call.result(result)
+        return result
+
+    told._agent_contract_told = True  # type: ignore[attr-defined]
+    return told
+
 
 def crewai_events(
     runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
@@ -194,6 +245,7 @@ async def _events(
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """The run of ``runner``'s ``entry`` (``kickoff`` on a thread, ``akickoff`` as a task)."""
     framework_started(__name__)  # before the framework makes any request
+    _runs_told(runner)
     module = "crewai.events.stream_context"
     add_stream_sink, reset_stream_sinks = require(module, "add_stream_sink", "reset_stream_sinks")
 
@@ -407,12 +459,14 @@ class _Inside:
                 _INSIDE.reset(token) if token is not None else _INSIDE.set(None)
             except ValueError:  # reset in another context than it was set in
                 _INSIDE.set((self._run, path[:-1]) if len(path) > 1 else None)
+            _OWN.pop(path[-1], None)
             return path[:-1]
         return path
 
     def enter(self, event: Any, path: Path) -> None:
         if type(event).__name__ == "ToolUsageStartedEvent":
             key = str(event.event_id)
+            _OWN[key] = _plain(getattr(event, "tool_name", ""))
             self._tokens[key] = _INSIDE.set((self._run, (*path, key)))
 
 

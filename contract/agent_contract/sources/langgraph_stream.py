@@ -1226,10 +1226,11 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
             inputs = kwargs.get("inputs")
-            if not call_id and (
-                kwargs.get("parent_run_id") in self.scopes or requests.inside.get() is not None
-            ):  # a tool a tool's body invokes itself (directly, or in a runnable it runs:
-                # its parent is then that runnable), no model's call: an inner tool
+            if kwargs.get("parent_run_id") in self.scopes or (
+                not call_id and requests.inside.get() is not None
+            ):  # a tool a tool's body invokes itself, no model's call: an inner tool (its
+                # parent that tool, whatever id it carries: one invoked with a tool call of the
+                # body's making; or, with no id, a runnable the body runs)
                 self.scopes.enter_inner(
                     run, name, inputs if isinstance(inputs, dict) else input_str,
                     mcp=servers.get(name) if isinstance(name, str) else None,

@@ -346,6 +346,7 @@ def _scope_tools(agent: Any) -> None:
         _code_in_context()
         _code_tools_told(agent)
     _tell_unyielded(agent)
+    _forwards_told(agent)
     managed = getattr(agent, "managed_agents", None)
     for member in managed.values() if isinstance(managed, dict) else ():
         _nest(member)
@@ -356,11 +357,74 @@ def _scope_tools(agent: Any) -> None:
     def scoped(tool_name: str, arguments: Any) -> Any:
         if tool_name == "final_answer":  # the answer, not a call
             return execute(tool_name, arguments)
-        with tool_scope(None, tool_name, arguments, mcp=_mcp_server(agent, tool_name)):
-            return execute(tool_name, arguments)
+        mcp = _mcp_server(agent, tool_name)
+        here = _BODY.get()
+        token = _BODY.set((agent, False))  # the next ``forward`` is this call's own
+        try:
+            if here is not None and here[0] is agent and here[1]:  # in a body of its own tool
+                with inner_tool(tool_name, arguments, mcp=mcp) as call:
+                    result = execute(tool_name, arguments)
+                    call.result(result, isinstance(result, BaseException))
+                return result
+            with tool_scope(None, tool_name, arguments, mcp=mcp):
+                return execute(tool_name, arguments)
+        finally:
+            _BODY.reset(token)
 
     scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
     agent.execute_tool_call = scoped
+
+
+_BODY: contextvars.ContextVar[tuple[Any, bool] | None] = contextvars.ContextVar(
+    "agent_contract_smolagents_body", default=None
+)
+"""Where a tool of an agent the adapter scopes runs here: ``(agent, False)`` as its call starts
+(the next ``forward`` is the call's own body), ``(agent, True)`` inside that body, where a tool
+run (its ``forward``, or the agent's ``execute_tool_call``) is one no model asked for, an inner
+tool (``_forwards_told``). A managed agent's calls start its own (its ``execute_tool_call``)."""
+
+
+def _forwards_told(agent: Any) -> None:
+    """Wrap the ``forward`` of each of ``agent``'s tools once (an instance attribute: smolagents'
+    ``Tool.__call__`` calls it): called inside a body of one of the agent's tools (``_BODY``),
+    a tool ``other(...)`` runs is an ``inner_tool`` of that body, its arguments (the positional
+    ones named by its inputs) and result told; anywhere else it only runs the tool."""
+    tools = getattr(agent, "tools", None)
+    for name, tool in tools.items() if isinstance(tools, dict) else ():
+        forward = getattr(tool, "forward", None)
+        if name == "final_answer" or not callable(forward):
+            continue
+        if getattr(forward, "_agent_contract_told", False):
+            continue
+        try:
+            tool.forward = _told_forward(name, tool, forward)
+        except Exception:  # a tool that takes no attributes: its inner runs untold
+            continue
+
+
+def _told_forward(name: str, tool: Any, forward: Callable[..., Any]) -> Callable[..., Any]:
+    inputs = getattr(tool, "inputs", None)
+    names = list(inputs) if isinstance(inputs, dict) else []
+
+    @functools.wraps(forward)
+    def told(*args: Any, **kwargs: Any) -> Any:
+        here = _BODY.get()
+        if here is None:  # no tool of an agent's runs here
+            return forward(*args, **kwargs)
+        if not here[1]:  # the call's own body
+            token = _BODY.set((here[0], True))
+            try:
+                return forward(*args, **kwargs)
+            finally:
+                _BODY.reset(token)
+        arguments = {**dict(zip(names, args, strict=False)), **kwargs}
+        with inner_tool(name, arguments) as call:
+            result = forward(*args, **kwargs)
+            call.result(result, isinstance(result, BaseException))
+        return result
+
+    told._agent_contract_told = True  # type: ignore[attr-defined]
+    return told
 
 
 def _code_tools_told(agent: Any) -> None:
@@ -410,7 +474,11 @@ def _told_tool(name: str, tool: Any) -> Callable[..., Any]:
         else:
             arguments = {**dict(zip(names, args, strict=False)), **kwargs}
         with inner_tool(name, arguments) as call:
-            result = tool(*args, **kwargs)
+            token = _BODY.set((None, False))  # its ``forward`` is its own body (``_BODY``)
+            try:
+                result = tool(*args, **kwargs)
+            finally:
+                _BODY.reset(token)
             call.result(result, isinstance(result, BaseException))
         return result
 
