@@ -202,3 +202,46 @@ def test_a_bedrock_clients_server_is_its_regions_endpoint() -> None:
                          aws_secret_access_key="y")  # fmt: skip
     assert client_endpoint(regional) == ("bedrock-runtime.eu-west-1.amazonaws.com", 443)
     assert client_endpoint(given) == ("localhost", 4566)
+
+
+async def test_each_autogen_speaker_names_its_own_model_clients_server(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A round-robin team of two ``AssistantAgent`` s, one on autogen-ext's
+    ``OpenAIChatCompletionClient`` (a gateway whose URL carries a password), one on its
+    ``AzureOpenAIChatCompletionClient``: each chat span names the server of the SDK client its
+    speaker's model client made (the Azure resource's endpoint), its host and port alone."""
+    pytest.importorskip("autogen_agentchat")
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.conditions import MaxMessageTermination
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_ext.models.openai import (
+        AzureOpenAIChatCompletionClient,
+        OpenAIChatCompletionClient,
+    )
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    gpt = OpenAIChatCompletionClient(
+        model="gpt-4o-mini", api_key="test", base_url=f"https://u:{SECRET}@gw.example:8443/v1",
+        http_client=transport(sse(_recorded.chat(tools=False), done=True)),
+    )  # fmt: skip
+    azure = AzureOpenAIChatCompletionClient(
+        model="gpt-4o-mini", api_key="test", azure_endpoint="https://My-Resource.openai.azure.com",
+        azure_deployment="mini", api_version="2024-10-21",
+        http_client=transport(sse(_recorded.chat(tools=False), done=True)),
+    )  # fmt: skip
+    team = RoundRobinGroupChat(
+        [AssistantAgent("a", model_client=gpt, model_client_stream=True),
+         AssistantAgent("b", model_client=azure, model_client_stream=True)],
+        termination_condition=MaxMessageTermination(3),
+    )  # fmt: skip
+    await run_script(otel_telemetry, autogen_events(team, "hi"), agent_name="team")
+
+    assert [_server(a) for a in _chats(otel_telemetry)] == [
+        ("gw.example", 8443), ("my-resource.openai.azure.com", 443),
+    ]  # fmt: skip
+    others = [s for s in otel_telemetry.spans() if not s.name.startswith("chat")]
+    assert others and all(_server(s.attributes) == (None, None) for s in others)
+    every = [v for s in otel_telemetry.spans() for v in (s.attributes or {}).values()]
+    assert not any(SECRET in str(v) for v in every)
