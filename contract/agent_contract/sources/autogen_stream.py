@@ -796,6 +796,7 @@ class _State:
         noted = self.requests.get(self.source or "")
         if messages is None and noted:
             messages = noted.pop(0)
+        start: LLMCallStart
         if messages is not None:
             start = call_start(self.model, None, {"stream": True}, autogen_messages, messages,
                                side=side)  # fmt: skip
