@@ -95,7 +95,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import os
 from collections import deque
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -120,7 +119,13 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
-from agent_contract.sources._endpoint import Endpoint, address_of, at_endpoint, client_endpoint
+from agent_contract.sources._endpoint import (
+    Endpoint,
+    address_of,
+    at_endpoint,
+    held_endpoint,
+    sdk_default,
+)
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
@@ -880,36 +885,34 @@ class _Taker:
 # run_id of each run an adapter reads -> its RunContext, once its pre-hooks ran (else None).
 _CONTEXTS: dict[Any, Any] = {}
 _SDK_DEFAULTS = {
-    "agno.models.openai.chat.OpenAIChat": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-    "agno.models.openai.responses.OpenAIResponses": (
-        "OPENAI_BASE_URL", "https://api.openai.com/v1"),
-    "agno.models.anthropic.claude.Claude": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-}  # fmt: skip
-"""The base URL the SDK client an Agno model makes falls back to when given none (the SDK's
-own rule: its environment variable, else the provider's API), by the model's class."""
+    "agno.models.openai.chat.OpenAIChat": "openai",
+    "agno.models.openai.responses.OpenAIResponses": "openai",
+    "agno.models.anthropic.claude.Claude": "anthropic",
+}
+"""The SDK whose default server an Agno model given no base URL calls, by the model's class
+(another class's default is not known here)."""
 
 
 def _server(model: Any) -> Endpoint | None:
     """The server an Agno ``model`` sends to: its SDK client once made (or given), else the
-    ``base_url`` it makes one with (in its ``client_params``, its own, an Azure model's
+    base URL it makes one with (in its ``client_params``, its own, an Azure model's
     ``azure_endpoint``), else that SDK's default for ``OpenAIChat``, ``OpenAIResponses`` and
-    ``Claude``; None for another model given none (its default is not known here). A property
-    that raises costs only the server."""
+    ``Claude``: Agno makes the client only as the first request goes out. A property that
+    raises costs only the server."""
+    found = held_endpoint(model, ("async_client", "client"))
+    if found is not None:
+        return found
     try:
-        for name in ("async_client", "client"):
-            found = client_endpoint(getattr(model, name, None))
-            if found is not None:
-                return found
         params = getattr(model, "client_params", None)
         given = params.get("base_url") if isinstance(params, dict) else None
-        given = given or getattr(model, "base_url", None) or getattr(model, "azure_endpoint", None)
         if given is not None:
             return address_of(given)
+        found = held_endpoint(model, (), ("base_url", "azure_endpoint"))
         kind = type(model)
-        default = _SDK_DEFAULTS.get(f"{kind.__module__}.{kind.__qualname__}")
-        return None if default is None else address_of(os.environ.get(default[0]) or default[1])
+        sdk = _SDK_DEFAULTS.get(f"{kind.__module__}.{kind.__qualname__}")
     except Exception:
         return None
+    return found if found is not None or sdk is None else sdk_default(sdk)
 
 
 def _requested(agents: dict[int, Any], event: Any) -> Endpoint | None:
