@@ -44,6 +44,7 @@ from agent_contract.events import (
     ReasoningDelta,
     TextDelta,
 )
+from agent_contract.sources._endpoint import Endpoint, at_endpoint, held_endpoint
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._watched import failed_call
@@ -86,6 +87,7 @@ class Calls:
         self.side = side  # an agent's run: each is a side call
         self.run: Any = None  # the dispatcher span of the workflow's run
         self.parents: dict[str, Any] = {}  # the open dispatcher spans of the run, their parents
+        self.instances: dict[str, Any] = {}  # and the object each is a method of (an LLM's)
         self.open: dict[str, list[AgentEvent]] = {}
         self.steps: dict[str, Any] = {}  # each open call's workflow step (its span)
         self.ended: deque[tuple[Any, list[AgentEvent]]] = deque()
@@ -98,6 +100,7 @@ class Calls:
         """A dispatcher span opened in the run: its parent, the LLM method's ``instance``, the
         ``workflow`` whose step it is (``None``: none known)."""
         self.parents[id_] = parent
+        self.instances[id_] = instance
         method = _method(id_)
         if instance is self.workflow and self.run is None and method.endswith(".run"):
             self.run = id_
@@ -110,6 +113,7 @@ class Calls:
 
     def left(self, id_: str, error: Any = None) -> None:
         self.parents.pop(id_, None)
+        self.instances.pop(id_, None)
         self.agents.pop(id_, None)
         if isinstance(error, BaseException) and id_ in self.open:  # the call raised
             self._done(id_, failed_call(error))
@@ -169,9 +173,11 @@ class Calls:
         messages = getattr(event, "messages", None)
         if messages is None:  # a completion: its prompt
             prompt = getattr(event, "prompt", None)
-            return call_start(model, provider, params, _prompted, prompt, side=self.side)
-        return call_start(model, provider, params, llama_index_messages, tuple(messages),
-                          side=self.side)  # fmt: skip
+            start = call_start(model, provider, params, _prompted, prompt, side=self.side)
+        else:
+            start = call_start(model, provider, params, llama_index_messages, tuple(messages),
+                               side=self.side)  # fmt: skip
+        return at_endpoint(start, llm_endpoint(self.instances.get(span_id)))
 
     def drain(self) -> Iterator[tuple[Any, list[AgentEvent]]]:
         """The calls ended since the last drain, each whole, with its workflow step (the
@@ -234,3 +240,16 @@ def finish_reason(raw: Any) -> str | None:
     else:
         reason = get(raw, "stop_reason") or get(get(raw, "delta"), "stop_reason")
     return reason if isinstance(reason, str) else None
+
+
+_URLS = ("azure_endpoint", "api_base", "base_url")
+"""Where a LlamaIndex LLM keeps the URL it sends to: an Azure OpenAI LLM's endpoint, an OpenAI
+LLM's ``api_base`` (its environment's or OpenAI's API when given none), another's
+``base_url`` (Anthropic's)."""
+
+
+def llm_endpoint(llm: Any) -> Endpoint | None:
+    """The server a LlamaIndex ``llm`` sends to: the SDK client it was given, else its URL
+    (``_URLS``); None for an LLM with neither (a mock). A property that raises costs only the
+    server."""
+    return held_endpoint(llm, ("_aclient", "_client"), _URLS)
