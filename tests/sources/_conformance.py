@@ -262,7 +262,7 @@ ROWS = [
     Row("google_adk", "google.adk", "chat scripted-gemini", refuses=True, messages=True),
     Row("google_adk_openai", "google.adk.integrations.openai", "chat gpt-4o-mini",
         reasoning_text=False, errors=("APIError",), providers=OPENAI_SDK, refuses=True,
-        messages=True),
+        messages=True, server=MOCK),
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
         detaches_across_tasks=True, refuses=True, messages=True),
     Row("strands_openai", "strands.models.openai", "chat gpt-4o-mini",

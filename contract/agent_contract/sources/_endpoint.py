@@ -72,14 +72,19 @@ def base_url_of(owner: Any) -> Endpoint | None:
 
 def client_endpoint(client: Any) -> Endpoint | None:
     """The host and port an SDK ``client`` sends to: its ``base_url`` (``base_url_of``), else
-    a botocore client's ``meta.endpoint_url`` (Bedrock's, by its region or as given)."""
+    a botocore client's ``meta.endpoint_url`` (Bedrock's, by its region or as given), else a
+    google-genai ``Client``'s base URL (the Gemini API's, or the Vertex AI endpoint of its
+    location, as the client resolved it when made)."""
     found = base_url_of(client)
     if found is not None or client is None:
         return found
     try:
         url = client.meta.endpoint_url
     except Exception:
-        return None
+        try:
+            url = client._api_client._http_options.base_url
+        except Exception:
+            return None
     return address_of(url) if isinstance(url, str) else None
 
 
