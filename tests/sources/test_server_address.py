@@ -322,3 +322,26 @@ async def test_each_agno_team_member_names_its_own_models_server(
                   span("invoke_agent clerk", span("step 0", member)))),
              span("step 1", lead_server))
     ]  # fmt: skip
+
+
+def test_a_model_object_whose_properties_raise_names_no_server() -> None:
+    """A framework's model object whose client, URL and config properties raise (a proxy, a
+    half-built object): each adapter's reading of its server gives none, and raises
+    nothing; a client of none of the SDKs' shapes names none either."""
+    from agent_contract.sources import agno_stream, crewai_stream, strands_stream
+    from agent_contract.sources._endpoint import client_endpoint, held_endpoint
+
+    class Hostile:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError(f"no {name}")
+
+        @property
+        def client_params(self) -> Any:
+            raise RuntimeError("no params")
+
+    names = ("client", "_client", "async_client", "base_url", "api_base", "endpoint")
+    assert held_endpoint(Hostile(), names, names) is None
+    assert client_endpoint(Hostile()) is None
+    assert client_endpoint(object()) is None
+    for read in (agno_stream._server, crewai_stream._server, strands_stream._server):
+        assert read(Hostile()) is None
