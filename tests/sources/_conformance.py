@@ -198,6 +198,12 @@ class Row:
     own span: the builder plays ``_parallel``'s script with ``parallel(tracer)``. False for
     the SDK sources (the caller's own loop runs the tools)."""
 
+    server: tuple[str, int] | None = None
+    """The host and port the row's chat spans name (``server.address``, ``server.port``): the
+    server of the SDK client its model calls through (the mock transport's base URL, or the
+    SDK's default when the builder gives none); None where the model has no server (a
+    scripted one) or the adapter cannot know it."""
+
     text_beside_calls: bool = True
     """The framework passes on the text the model sends beside its tool calls; False where it
     keeps only the calls (CrewAI's native tool calling returns the message's ``tool_calls``
@@ -237,53 +243,57 @@ class Row:
         return parallel(tracer)
 
 
+MOCK = ("mock.invalid", 80)
+"""The server of the builders' SDK clients (``_http``: ``http://mock.invalid``)."""
+
 ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
         own_usage=True, tool_error="ModelRetry", refuses=True, messages=True),
     Row("pydantic_ai_openai", "pydantic_ai.models.openai", "chat gpt-4o-mini",
         tool_error="ModelRetry", errors=("ModelServerError",), providers=OPENAI_SDK, refuses=True,
-        messages=True),
+        messages=True, server=MOCK),
     Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",),
-        providers=OPENAI_SDK, refuses=True, messages=True),
+        providers=OPENAI_SDK, refuses=True, messages=True, server=MOCK),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         messages=True),
     Row("autogen_openai", "autogen_ext.models.openai", "chat gpt-4o-mini",
         reports=("input", "output"), errors=("APIError",), providers=OPENAI_SDK, refuses=True,
-        messages=True),
+        messages=True, server=MOCK),
     Row("google_adk", "google.adk", "chat scripted-gemini", refuses=True, messages=True),
     Row("google_adk_openai", "google.adk.integrations.openai", "chat gpt-4o-mini",
         reasoning_text=False, errors=("APIError",), providers=OPENAI_SDK, refuses=True,
-        messages=True),
+        messages=True, server=MOCK),
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
         detaches_across_tasks=True, refuses=True, messages=True),
     Row("strands_openai", "strands.models.openai", "chat gpt-4o-mini",
         reports=("input", "output", "cache_read"), errors=("APIError",),
-        detaches_across_tasks=True, providers=OPENAI_SDK, refuses=True, messages=True),
+        detaches_across_tasks=True, providers=OPENAI_SDK, refuses=True, messages=True, server=MOCK),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
         errors=("AgentGenerationError",), providers=OPENAI_SDK, refuses=True, messages=True,
-        tool_messages=False),
+        tool_messages=False, server=MOCK),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),
     Row("llama_index_openai", "llama_index.llms.openai", "chat gpt-4o-mini", errors=("APIError",),
-        providers=OPENAI_SDK, refuses=True, messages=True),
+        providers=OPENAI_SDK, refuses=True, messages=True, server=MOCK),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
-        providers=OPENAI_SDK, refuses=True, messages=True, text_beside_calls=False),
+        providers=OPENAI_SDK, refuses=True, messages=True, text_beside_calls=False,
+        server=("api.openai.com", 443)),
     Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
         refuses=True, messages=True),
     Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        refuses=True, messages=True),
+        refuses=True, messages=True, server=MOCK),
     # SDK sources: the caller's own tool loop (``_sdk_row``) around one source.
     Row("openai_chat", "openai", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
+        tool_error="tool_error", refuses=True, runs_tools=False, messages=True, server=MOCK),
     # openai-v2 does not instrument the Responses API.
     Row("openai_responses", "openai", "chat gpt-4o-mini", errors=("APIError",),
         providers=(OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI), tool_error="tool_error",
-        refuses=True, runs_tools=False, messages=True),
+        refuses=True, runs_tools=False, messages=True, server=MOCK),
     Row("anthropic_messages", "anthropic", "chat claude-sonnet-4-5",
         errors=("APIStatusError", "OverloadedError"), providers=ANTHROPIC_SDK,
-        tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
+        tool_error="tool_error", refuses=True, runs_tools=False, messages=True, server=MOCK),
     # openai-v2 and OpenLLMetry's OpenAI do not see LiteLLM's calls (the SDK's raw-response
     # method; both were tried: opted out, neither traces them).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
         providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error", refuses=True,
-        runs_tools=False, messages=True),
+        runs_tools=False, messages=True, server=MOCK),
 ]  # fmt: skip

@@ -101,6 +101,12 @@ async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemor
     assert s.REASONING not in text, "the model's reasoning reported as its text"
     assert "".join(s.WORDS) not in reasoning, "the model's text reported as its reasoning"
     assert otel_telemetry.outline() == _tree(row)
+    servers = {
+        (span.name == row.chat, (span.attributes or {}).get("server.address"),
+         (span.attributes or {}).get("server.port")) for span in otel_telemetry.spans()
+    }  # fmt: skip
+    named = (True, *row.server) if row.server else (True, None, None)
+    assert servers == {named, (False, None, None)}, "each chat span names the row's server"
     agent = attributes(otel_telemetry, "invoke_agent")
     assert agent["agent_otel.end_reason"] == "exhausted"
     assert otel_telemetry.open_spans() == []

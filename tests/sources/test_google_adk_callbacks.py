@@ -251,3 +251,45 @@ async def test_a_before_tool_callback_raising_fails_the_calls_it_stopped(
     assert (otel_telemetry.span(CHAT).attributes or {})["gen_ai.usage.input_tokens"] == 120
     assert not otel_telemetry.span("invoke_agent adk").status.is_ok
     assert otel_telemetry.open_spans() == []
+
+
+async def test_an_adk_gemini_on_a_vertex_client_names_its_regional_endpoint(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """ADK's ``Gemini`` given a google-genai client on Vertex AI in ``europe-west4`` (over
+    httpx's mock transport): its chat span names the region's endpoint, as the client
+    resolved it, and no other span names a server."""
+    import httpx
+    from google import genai
+    from google.adk.agents import LlmAgent
+    from google.adk.models.google_llm import Gemini
+    from google.oauth2.credentials import Credentials
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    body = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Sunny."}]},
+                            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2,
+                              "totalTokenCount": 5}}  # fmt: skip
+    sse = f"data: {json.dumps(body)}\n\n".encode()
+    transport = httpx.MockTransport(
+        lambda _: httpx.Response(200, content=sse, headers={"content-type": "text/event-stream"})
+    )
+    client = genai.Client(vertexai=True, project="p", location="europe-west4",
+                          credentials=Credentials(token="test"),
+                          http_options={"httpx_async_client": httpx.AsyncClient(
+                              transport=transport)})  # fmt: skip
+    agent = LlmAgent(name="bot", model=Gemini(model="gemini-2.5-flash", client=client))
+    await run_script(otel_telemetry, google_adk_events(agent, "Weather?"), agent_name="bot")
+
+    servers = {
+        s.name: (
+            (s.attributes or {}).get("server.address"),
+            (s.attributes or {}).get("server.port"),
+        )
+        for s in otel_telemetry.spans()
+    }
+    assert servers == {
+        "invoke_agent bot": (None, None), "step 0": (None, None),
+        "chat gemini-2.5-flash": ("europe-west4-aiplatform.googleapis.com", 443),
+    }  # fmt: skip

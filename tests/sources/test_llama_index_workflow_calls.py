@@ -91,6 +91,8 @@ async def test_a_workflows_own_model_calls_are_chat_spans_in_its_steps(
     told = [(sp.attributes or {}) for sp in calls]
     assert [a.get("gen_ai.usage.input_tokens") for a in told] == [first.input] * 2 + [second.input]
     assert [a.get("gen_ai.request.stream") for a in told] == [False, True, False]
+    # each names the server of the LLM's api_base
+    assert {(a.get("server.address"), a.get("server.port")) for a in told} == {("mock.invalid", 80)}
     assert all(sp.instrumentation_scope and sp.instrumentation_scope.name == OURS
                for sp in otel_telemetry.spans())  # fmt: skip
     run = otel_telemetry.span("invoke_agent flow").attributes or {}

@@ -202,3 +202,146 @@ def test_a_bedrock_clients_server_is_its_regions_endpoint() -> None:
                          aws_secret_access_key="y")  # fmt: skip
     assert client_endpoint(regional) == ("bedrock-runtime.eu-west-1.amazonaws.com", 443)
     assert client_endpoint(given) == ("localhost", 4566)
+
+
+async def test_each_autogen_speaker_names_its_own_model_clients_server(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A round-robin team of two ``AssistantAgent`` s, one on autogen-ext's
+    ``OpenAIChatCompletionClient`` (a gateway whose URL carries a password), one on its
+    ``AzureOpenAIChatCompletionClient``: each chat span names the server of the SDK client its
+    speaker's model client made (the Azure resource's endpoint), its host and port alone."""
+    pytest.importorskip("autogen_agentchat")
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.conditions import MaxMessageTermination
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_ext.models.openai import (
+        AzureOpenAIChatCompletionClient,
+        OpenAIChatCompletionClient,
+    )
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    gpt = OpenAIChatCompletionClient(
+        model="gpt-4o-mini", api_key="test", base_url=f"https://u:{SECRET}@gw.example:8443/v1",
+        http_client=transport(sse(_recorded.chat(tools=False), done=True)),
+    )  # fmt: skip
+    azure = AzureOpenAIChatCompletionClient(
+        model="gpt-4o-mini", api_key="test", azure_endpoint="https://My-Resource.openai.azure.com",
+        azure_deployment="mini", api_version="2024-10-21",
+        http_client=transport(sse(_recorded.chat(tools=False), done=True)),
+    )  # fmt: skip
+    team = RoundRobinGroupChat(
+        [AssistantAgent("a", model_client=gpt, model_client_stream=True),
+         AssistantAgent("b", model_client=azure, model_client_stream=True)],
+        termination_condition=MaxMessageTermination(3),
+    )  # fmt: skip
+    await run_script(otel_telemetry, autogen_events(team, "hi"), agent_name="team")
+
+    assert [_server(a) for a in _chats(otel_telemetry)] == [
+        ("gw.example", 8443), ("my-resource.openai.azure.com", 443),
+    ]  # fmt: skip
+    others = [s for s in otel_telemetry.spans() if not s.name.startswith("chat")]
+    assert others and all(_server(s.attributes) == (None, None) for s in others)
+    every = [v for s in otel_telemetry.spans() for v in (s.attributes or {}).values()]
+    assert not any(SECRET in str(v) for v in every)
+
+
+async def test_an_agno_call_names_its_models_server_and_a_fallbacks_its_own(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An Agno agent's ``OpenAIChat`` given no ``base_url`` (its SDK client made only as the
+    request is sent: the SDK's default server), refused, then its fallback model on a gateway
+    whose URL carries a password: the failed call names OpenAI's API, the fallback's call
+    its gateway, the host and port alone."""
+    pytest.importorskip("agno")
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _script_chat as chat
+    from ._sdk_row import refused
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    primary = OpenAIChat(id="gpt-4o", api_key="test", max_retries=0,
+                         client_params={"http_client": transport(refused)})  # fmt: skip
+    answered = {"http_client": transport(chat.answer("Sunny."))}
+    backup = OpenAIChat(id="gpt-4o-mini", api_key="test", client_params=answered,
+                        base_url=f"https://u:{SECRET}@Gateway.example:8443/v1")  # fmt: skip
+    agent = Agent(model=primary, fallback_models=[backup], name="a", telemetry=False)
+    await run_script(otel_telemetry, agno_events(agent, "Weather?"), agent_name="a")
+
+    servers = {s.name: _server(s.attributes) for s in otel_telemetry.spans()}
+    assert servers == {
+        "invoke_agent a": (None, None), "step 0": (None, None),
+        "chat gpt-4o": ("api.openai.com", 443), "chat gpt-4o-mini": ("gateway.example", 8443),
+    }  # fmt: skip
+    every = [v for s in otel_telemetry.spans() for v in (s.attributes or {}).values()]
+    assert not any(SECRET in str(v) for v in every)
+
+
+async def test_each_agno_team_member_names_its_own_models_server(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An Agno team's leader on one server delegates to a member agent on another: the
+    leader's chat spans name the leader's model's server, the member's (in its nested run)
+    its own."""
+    pytest.importorskip("agno")
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _script_chat as chat
+
+    def model(url: str, *bodies: bytes) -> Any:
+        return OpenAIChat(id="gpt-4o-mini", api_key="test", base_url=url,
+                          client_params={"http_client": transport(*bodies)})  # fmt: skip
+
+    ask = chat.call("delegate_task_to_member", {"member_id": "clerk", "task": "Paris?"}, "c1")
+    clerk = Agent(model=model("http://member.example:8000/v1", chat.answer("Paris.")),
+                  name="clerk", telemetry=False)  # fmt: skip
+    leader = model("https://lead.example/v1", ask, chat.answer("It is Paris."))
+    lead = Team(members=[clerk], model=leader, name="lead", telemetry=False)
+    await run_script(otel_telemetry, agno_events(lead, "Where?"), agent_name="lead")
+
+    def span(name: str, *children: Any) -> dict[str, Any]:
+        return {"name": name, "kind": "INTERNAL", "attributes": {}, "children": list(children)}
+
+    def chat_at(host: str, port: int) -> dict[str, Any]:
+        server = {"server.address": host, "server.port": port}
+        return {"name": "chat gpt-4o-mini", "kind": "CLIENT", "attributes": server,
+                "children": []}  # fmt: skip
+
+    lead_server, member = chat_at("lead.example", 443), chat_at("member.example", 8000)
+    assert otel_telemetry.tree(attributes=("server.address", "server.port"), events=False) == [
+        span("invoke_agent lead",
+             span("step 0", lead_server, span("execute_tool delegate_task_to_member",
+                  span("invoke_agent clerk", span("step 0", member)))),
+             span("step 1", lead_server))
+    ]  # fmt: skip
+
+
+def test_a_model_object_whose_properties_raise_names_no_server() -> None:
+    """A framework's model object whose client, URL and config properties raise (a proxy, a
+    half-built object): each adapter's reading of its server gives none, and raises
+    nothing; a client of none of the SDKs' shapes names none either."""
+    from agent_contract.sources import agno_stream, crewai_stream, strands_stream
+    from agent_contract.sources._endpoint import client_endpoint, held_endpoint
+
+    class Hostile:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError(f"no {name}")
+
+        @property
+        def client_params(self) -> Any:
+            raise RuntimeError("no params")
+
+    names = ("client", "_client", "async_client", "base_url", "api_base", "endpoint")
+    assert held_endpoint(Hostile(), names, names) is None
+    assert client_endpoint(Hostile()) is None
+    assert client_endpoint(object()) is None
+    for read in (agno_stream._server, crewai_stream._server, strands_stream._server):
+        assert read(Hostile()) is None

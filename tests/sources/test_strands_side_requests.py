@@ -127,3 +127,36 @@ async def test_a_summary_that_fails_fails_its_own_call(otel_telemetry: InMemoryT
         assert (span.attributes or {})["error.type"] == error
     assert (otel_telemetry.span("invoke_agent bot").attributes or {})["error.type"] == kind
     assert otel_telemetry.open_spans() == []
+
+
+async def test_strands_models_name_the_server_they_send_to(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An agent on Strands' ``OpenAIModel`` given ``client_args`` (a gateway whose URL carries
+    a password; Strands makes the client per request from them): its chat span names the
+    gateway's host and port alone. A ``BedrockModel`` sends to its region's endpoint."""
+    from strands import Agent
+    from strands.models.bedrock import BedrockModel
+    from strands.models.openai import OpenAIModel
+
+    from agent_contract.sources.strands_stream import _server, strands_events
+
+    from . import _script_chat as chat
+    from ._http import transport
+
+    secret = "pw-0123456789"
+    args = {"api_key": "test", "base_url": f"https://u:{secret}@GW.example:9443/v1",
+            "http_client": transport(chat.answer("Sunny."))}  # fmt: skip
+    agent = Agent(model=OpenAIModel(client_args=args, model_id="gpt-4o-mini"), name="a",
+                  callback_handler=None)  # fmt: skip
+    await run_script(otel_telemetry, strands_events(agent, "Weather?"), agent_name="a")
+
+    told = {s.name: s.attributes or {} for s in otel_telemetry.spans()}
+    servers = {name: (a.get("server.address"), a.get("server.port")) for name, a in told.items()}
+    assert servers == {
+        "invoke_agent a": (None, None), "step 0": (None, None),
+        "chat gpt-4o-mini": ("gw.example", 9443),
+    }  # fmt: skip
+    assert not any(secret in str(v) for a in told.values() for v in a.values())
+    bedrock = BedrockModel(region_name="eu-west-1")
+    assert _server(bedrock) == ("bedrock-runtime.eu-west-1.amazonaws.com", 443)

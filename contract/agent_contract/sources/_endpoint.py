@@ -14,6 +14,8 @@ user and password, or a key in its query, and neither is a host.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +23,10 @@ from urllib.parse import urlsplit
 from agent_contract.events import LLMCallStart
 from agent_contract.sources import _history
 
-__all__ = ["EndpointCallStart", "address_of", "at_endpoint", "base_url_of", "client_endpoint"]
+__all__ = [
+    "EndpointCallStart", "address_of", "at_endpoint", "base_url_of", "client_endpoint",
+    "held_endpoint", "sdk_default",
+]  # fmt: skip
 
 _DEFAULT_PORTS = {"https": 443, "http": 80, "wss": 443, "ws": 80}
 
@@ -67,15 +72,56 @@ def base_url_of(owner: Any) -> Endpoint | None:
 
 def client_endpoint(client: Any) -> Endpoint | None:
     """The host and port an SDK ``client`` sends to: its ``base_url`` (``base_url_of``), else
-    a botocore client's ``meta.endpoint_url`` (Bedrock's, by its region or as given)."""
+    a botocore client's ``meta.endpoint_url`` (Bedrock's, by its region or as given), else a
+    google-genai ``Client``'s base URL (the Gemini API's, or the Vertex AI endpoint of its
+    location, as the client resolved it when made)."""
     found = base_url_of(client)
     if found is not None or client is None:
         return found
     try:
         url = client.meta.endpoint_url
     except Exception:
-        return None
+        try:
+            url = client._api_client._http_options.base_url
+        except Exception:
+            return None
     return address_of(url) if isinstance(url, str) else None
+
+
+def held_endpoint(
+    owner: Any, clients: Iterable[str] = (), urls: Iterable[str] = ()
+) -> Endpoint | None:
+    """The server a framework's model object ``owner`` sends to: that of the first SDK client
+    among its attributes ``clients`` (``client_endpoint``), else of the first URL among its
+    attributes ``urls`` (a text or ``httpx.URL``); None when it has neither. A property that
+    raises costs only the server."""
+    try:
+        for name in clients:
+            found = client_endpoint(getattr(owner, name, None))
+            if found is not None:
+                return found
+        for name in urls:
+            url = getattr(owner, name, None)
+            if url is not None and not isinstance(url, bool) and str(url):
+                return address_of(url)
+    except Exception:
+        return None
+    return None
+
+
+_SDK_BASES = {
+    "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+}
+"""The base URL an SDK's client takes when given none: its environment variable's, else the
+provider's API (the SDK's own rule, as it makes a client)."""
+
+
+def sdk_default(sdk: str) -> Endpoint | None:
+    """The server a client of ``sdk`` (``openai``, ``anthropic``) made with no base URL sends
+    to, for a framework that makes its client only as a request goes out."""
+    variable, url = _SDK_BASES[sdk]
+    return address_of(os.environ.get(variable) or url)
 
 
 def at_endpoint(start: LLMCallStart, endpoint: Endpoint | None) -> LLMCallStart:

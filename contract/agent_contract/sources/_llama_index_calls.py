@@ -56,6 +56,7 @@ from agent_contract.events import (
     TextDelta,
 )
 from agent_contract.sources._call_usage import CallUsage
+from agent_contract.sources._endpoint import Endpoint, at_endpoint, held_endpoint
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._watched import failed_call
@@ -105,6 +106,7 @@ class Calls:
         self.side = side  # an agent's run: each is a side call
         self.run: Any = None  # the dispatcher span of the workflow's run
         self.parents: dict[str, Any] = {}  # the open dispatcher spans of the run, their parents
+        self.instances: dict[str, Any] = {}  # and the object each is a method of (an LLM's)
         self.open: dict[str, list[AgentEvent]] = {}  # a held call's events so far
         self.steps: dict[str, Any] = {}  # each open call's workflow step (its span)
         self.streamed: set[str] = set()  # the open calls whose text came in deltas
@@ -120,6 +122,7 @@ class Calls:
         """A dispatcher span opened in the run: its parent, the LLM method's ``instance``, the
         ``workflow`` whose step it is (``None``: none known)."""
         self.parents[id_] = parent
+        self.instances[id_] = instance
         method = _method(id_)
         if instance is self.workflow and self.run is None and method.endswith(".run"):
             self.run = id_
@@ -132,6 +135,7 @@ class Calls:
 
     def left(self, id_: str, error: Any = None) -> None:
         self.parents.pop(id_, None)
+        self.instances.pop(id_, None)
         self.agents.pop(id_, None)
         if isinstance(error, BaseException) and id_ in self.open:  # the call raised
             failed, _ = failed_call(error)
@@ -224,6 +228,7 @@ class Calls:
         else:
             start = call_start(model, provider, params, llama_index_messages, tuple(messages),
                                side=self.side)  # fmt: skip
+        start = at_endpoint(start, llm_endpoint(self.instances.get(span_id)))
         start.call_id = span_id  # calls of parallel steps are open at once
         return start
 
@@ -294,3 +299,16 @@ def finish_reason(raw: Any) -> str | None:
     else:
         reason = get(raw, "stop_reason") or get(get(raw, "delta"), "stop_reason")
     return reason if isinstance(reason, str) else None
+
+
+_URLS = ("azure_endpoint", "api_base", "base_url")
+"""Where a LlamaIndex LLM keeps the URL it sends to: an Azure OpenAI LLM's endpoint, an OpenAI
+LLM's ``api_base`` (its environment's or OpenAI's API when given none), another's
+``base_url`` (Anthropic's)."""
+
+
+def llm_endpoint(llm: Any) -> Endpoint | None:
+    """The server a LlamaIndex ``llm`` sends to: the SDK client it was given, else its URL
+    (``_URLS``); None for an LLM with neither (a mock). A property that raises costs only the
+    server."""
+    return held_endpoint(llm, ("_aclient", "_client"), _URLS)

@@ -124,6 +124,13 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, framework_started, inner_tool, tool_scope
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
+from agent_contract.sources._endpoint import (
+    Endpoint,
+    address_of,
+    at_endpoint,
+    held_endpoint,
+    sdk_default,
+)
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
@@ -157,8 +164,11 @@ async def agno_events(
     # session it keeps the run's history in
     session = run.get("session_id") or getattr(agent, "session_id", None)
     framework_started(__name__, session)
+    agents: dict[int, Any] = {}  # the agents and teams the run may run, by id()
     for runner in _runners(agent, set()):
-        _add_scope_hook(runner, set())
+        found: dict[int, Any] = {}
+        _add_scope_hook(runner, found)
+        agents.update(found)
         if runner is not agent:  # a workflow step's: kept in step as a member is
             _stepping_arun(runner)
         pre = list(getattr(runner, "pre_hooks", None) or ())
@@ -172,6 +182,7 @@ async def agno_events(
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
+    state.agents = agents
     side: deque[AgentEvent] = deque()
     members = _Members(state, taker, side)
     steps = _Steps()
@@ -304,7 +315,8 @@ def _watch_fallbacks() -> None:
                    **kwargs: Any) -> Any:  # fmt: skip
             fell = _FELL.get()
             if fell is not None and isinstance(models, list):
-                fell.append((error_name(error), [getattr(m, "id", None) for m in models]))
+                tried = [(getattr(m, "id", None), _server(m)) for m in models]
+                fell.append((error_name(error), tried))
             return _original(models, error, *args, **kwargs)
 
         noting._agent_contract_fell = True  # type: ignore[attr-defined]
@@ -625,7 +637,7 @@ def _runners(agent: Any, seen: set[int]) -> list[Any]:
     return found
 
 
-def _add_scope_hook(agent: Any, seen: set[int]) -> None:
+def _add_scope_hook(agent: Any, seen: dict[int, Any]) -> None:
     """Put the scope hook first in ``agent``'s tool hooks and in its members', at any depth
     (a team's members run their tools under their own hooks, not the team's). Agno chains
     them first outermost: the application's hooks run inside the call's scope, so one that
@@ -633,7 +645,7 @@ def _add_scope_hook(agent: Any, seen: set[int]) -> None:
     gave, before any hook changed them."""
     if id(agent) in seen:
         return
-    seen.add(id(agent))
+    seen[id(agent)] = agent
     hooks = list(getattr(agent, "tool_hooks", None) or ())
     if _scope_hook not in hooks:
         agent.tool_hooks = [_scope_hook, *hooks]
@@ -914,6 +926,51 @@ class _Taker:
 
 # run_id of each run an adapter reads -> its RunContext, once its pre-hooks ran (else None).
 _CONTEXTS: dict[Any, Any] = {}
+_SDK_DEFAULTS = {
+    "agno.models.openai.chat.OpenAIChat": "openai",
+    "agno.models.openai.responses.OpenAIResponses": "openai",
+    "agno.models.anthropic.claude.Claude": "anthropic",
+}
+"""The SDK whose default server an Agno model given no base URL calls, by the model's class
+(another class's default is not known here)."""
+
+
+def _server(model: Any) -> Endpoint | None:
+    """The server an Agno ``model`` sends to: its SDK client once made (or given), else the
+    base URL it makes one with (in its ``client_params``, its own, an Azure model's
+    ``azure_endpoint``), else that SDK's default for ``OpenAIChat``, ``OpenAIResponses`` and
+    ``Claude``: Agno makes the client only as the first request goes out. A property that
+    raises costs only the server."""
+    found = held_endpoint(model, ("async_client", "client"))
+    if found is not None:
+        return found
+    try:
+        params = getattr(model, "client_params", None)
+        given = params.get("base_url") if isinstance(params, dict) else None
+        if given is not None:
+            return address_of(given)
+        found = held_endpoint(model, (), ("base_url", "azure_endpoint"))
+        kind = type(model)
+        sdk = _SDK_DEFAULTS.get(f"{kind.__module__}.{kind.__qualname__}")
+    except Exception:
+        return None
+    return found if found is not None or sdk is None else sdk_default(sdk)
+
+
+def _requested(agents: dict[int, Any], event: Any) -> Endpoint | None:
+    """The server of the model that makes the request ``event`` starts: the model of the agent
+    or team among ``agents`` that Agno names by its id (``team_id``, ``agent_id``); None when
+    none is, or two of that id call different servers."""
+    try:
+        wanted = getattr(event, "team_id", None) or getattr(event, "agent_id", None)
+        servers = {
+            _server(getattr(runner, "model", None))
+            for runner in agents.values()
+            if wanted and getattr(runner, "id", None) == wanted
+        }
+    except Exception:
+        return None
+    return servers.pop() if len(servers) == 1 else None
 
 
 def agent_contract_request_messages(run_context: Any) -> None:
@@ -936,9 +993,9 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "calling", "failed_members", "fallbacks", "fell", "live", "model", "open_calls",
+        "agents", "calling", "failed_members", "fallbacks", "fell", "live", "model", "open_calls",
         "parsed", "phase_name", "read", "response_id", "run_id", "runs", "said", "seen",
-        "step", "tools_ran", "workflow",
+        "server", "step", "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -957,8 +1014,11 @@ class _State:
         self.runs: list[Any] = []  # the run ids read: the run's, or each workflow step's
         self.phase_name: str | None = None  # the workflow step named last
         self.fell: list[tuple[str, list[Any]]] = []  # requests that fell back (_watch_fallbacks)
-        self.fallbacks: list[Any] = []  # the fallback models still to try for the open request
+        # the fallback models still to try for the open request: each one's id and server
+        self.fallbacks: list[tuple[Any, Endpoint | None]] = []
         self.model: str | None = None  # the open call's model, when a fallback's
+        self.server: Endpoint | None = None  # the server of that fallback model
+        self.agents: dict[int, Any] = {}  # the run's agents and teams, any depth (``_requested``)
         # the open call's answer came as the value Agno parsed (an ``output_schema``), no text
         # told: the model's text is told as the call ends (``_said``)
         self.parsed = False
@@ -1071,8 +1131,11 @@ class _State:
         if self.calling:  # the open request failed: Agno moved on to a fallback model
             return (*self.fell_back(), *self.start(event))
         self.calling = self.said = True
+        server = self.server
         if self.model is not None:  # a fallback's (Agno names the agent's model)
             model = self.model
+        else:
+            server = _requested(self.agents, event)
         provider = provider.lower() if isinstance(provider, str) and provider else None
         before = self.live
         request = self.messages(getattr(_CONTEXTS.get(self.run_id), "messages", None))
@@ -1086,6 +1149,7 @@ class _State:
             if request is None
             else call_start(model, provider, {"stream": True}, agno_messages, tuple(request))
         )
+        start = at_endpoint(start, server)
         if not self.tools_ran and not refused:
             return (start,)
         boundary = StepBoundary(index=self.step)
@@ -1143,6 +1207,7 @@ class _State:
         usage = _usage(event, model)
         said = _said(self.live) if self.parsed else None
         self.calling, self.model, self.fallbacks, self.parsed = False, None, [], False
+        self.server = None
         end = LLMCallEnd(model=model, response_id=self.response_id)
         return (TextDelta(text=said), usage, end) if said else (usage, end)
 
@@ -1155,7 +1220,7 @@ class _State:
         if self.model is None and self.fell:  # the agent's model failed
             kind, self.fallbacks = self.fell.pop(0)
         self.calling = False
-        self.model = self.fallbacks.pop(0) if self.fallbacks else None
+        self.model, self.server = self.fallbacks.pop(0) if self.fallbacks else (None, None)
         message = "the request failed; Agno moved on to a fallback model"
         return (Error(message=message, error_type=kind), LLMCallEnd())
 
@@ -1294,6 +1359,7 @@ class _Members:
         found = self._runs.get(run_id)
         if found is None:
             found = self._runs[run_id] = (self._start(event), _State())
+            found[1].agents = self._team.agents
             if found[0] is not None:
                 self._taker.serve(run_id)
         nested, state = found

@@ -122,6 +122,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources._endpoint import Endpoint, at_endpoint, client_endpoint
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import SideCallStart, autogen_messages, call_start
 from agent_contract.sources._mcp import server_of
@@ -592,6 +593,25 @@ def _team_clients(
     return out
 
 
+def _servers(agent: Any, out: dict[str, Endpoint]) -> dict[str, Endpoint]:
+    """The server each speaker of ``agent`` calls, by the name its items are signed with (an
+    agent's, a team manager's): its model client's SDK client's (an ``OpenAIChatCompletionClient``'s
+    or Azure's OpenAI client, an ``AnthropicChatCompletionClient``'s), none for a client holding
+    no SDK client (a replay client); a property that raises costs only its server."""
+    try:
+        client = getattr(agent, "_model_client", None)
+        client = getattr(client, "_agent_contract_client", client)
+        name = getattr(agent, "_group_chat_manager_name", None) or getattr(agent, "name", None)
+        found = client_endpoint(getattr(client, "_client", None))
+    except Exception:
+        found = None
+    if found is not None and isinstance(name, str):
+        out.setdefault(name, found)
+    for member in _members(agent):
+        _servers(member, out)
+    return out
+
+
 def _model_name(agent: Any) -> str | None:
     client = getattr(agent, "_model_client", None)
     client = getattr(client, "_agent_contract_client", client)
@@ -602,14 +622,15 @@ def _model_name(agent: Any) -> str | None:
 
 class _State:
     __slots__ = ("called", "code", "got", "group", "model", "open", "ran", "reasoned",
-                 "requests", "said", "source", "step", "team", "texted", "thinking", "thought",
-                 "tools_ran")  # fmt: skip
+                 "requests", "said", "servers", "source", "step", "team", "texted", "thinking",
+                 "thought", "tools_ran")  # fmt: skip
 
     def __init__(self, model: str | None, requests: dict[str, _Noted], team: Any = None) -> None:
         self.model = model
         self.requests = requests
         self.team = _team_clients(team, _Puts.of(team), {})  # the teams' own calls, by name
         self.group = bool(_members(team))  # several speak: the first one is named too
+        self.servers = _servers(team, {})  # the server each speaker's model calls, by name
         self.got = 0  # the stream's items read (the last one included)
         self.open = False
         self.texted = False  # the open call streamed text
@@ -775,12 +796,14 @@ class _State:
         noted = self.requests.get(self.source or "")
         if messages is None and noted:
             messages = noted.pop(0)
+        start: LLMCallStart
         if messages is not None:
-            out.append(call_start(self.model, None, {"stream": True}, autogen_messages,
-                                  messages, side=side))  # fmt: skip
+            start = call_start(self.model, None, {"stream": True}, autogen_messages, messages,
+                               side=side)  # fmt: skip
         else:
             kind = SideCallStart if side else LLMCallStart
-            out.append(kind(model=self.model, params={"stream": True}))
+            start = kind(model=self.model, params={"stream": True})
+        out.append(at_endpoint(start, self.servers.get(self.source or "")))
         self.open, self.texted, self.reasoned, self.thinking = True, False, False, False
         self.said.clear()
 

@@ -136,6 +136,7 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, framework_started, inner_tool, tool_scope
 from agent_contract.sources._arguments import arguments_text, tool_call
 from agent_contract.sources._call_usage import CallUsage
+from agent_contract.sources._endpoint import Endpoint, at_endpoint, held_endpoint
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
@@ -276,7 +277,8 @@ async def _events(
 
     me = object()
     scopes = OpenScopes()
-    raised: dict[int, Any] = {}  # id(failed event) -> its exception; id(completed) -> usage
+    # id(failed event) -> its exception; id(completed) -> usage; id(started) -> its server
+    raised: dict[int, Any] = {}
     reader = _Reader(raised, _role(runner))
     tools = _Inside(me)
     nested = _Nested(reader, raised)
@@ -294,6 +296,8 @@ async def _events(
                 raised[id(event)] = spent
         elif kind == "LLMCallStartedEvent":
             counters[getattr(event, "call_id", None)] = _counted(source)
+            if (server := _server(source)) is not None:
+                raised[id(event)] = server
         inside: Path = ()
         try:  # inside CrewAI's emit: what our reading raises must not reach CrewAI
             inside = tools.inside(event)  # the run's own event, or a nested run's at any depth
@@ -380,6 +384,14 @@ async def _events(
 
 _MCP_TOOLS = frozenset({"MCPNativeTool", "MCPToolWrapper"})
 """The tools CrewAI's MCP client makes of a server's (an agent's ``mcps``)."""
+
+
+def _server(llm: Any) -> Endpoint | None:
+    """The server a CrewAI ``llm`` (the source of its call's events) sends to: a native
+    provider's SDK client (OpenAI's, Anthropic's, Bedrock's botocore one; made with the LLM),
+    else the ``base_url`` or ``api_base`` (an Azure LLM's ``endpoint``) it was given; None for
+    a LiteLLM-backed LLM on its provider's default."""
+    return held_endpoint(llm, ("_client", "_async_client"), ("base_url", "api_base", "endpoint"))
 
 
 def _mcp_server(source: Any, event: Any) -> McpServer | None:
@@ -563,7 +575,8 @@ class _Reader:
         self.answered = False
         self.text: str | None = None  # the last call's text answer
         self.raised = raised  # id(event) -> what the sink heard of it (shared): a failed
-        # call's exception, a completed call's usage counted by its LLM
+        # call's exception, a completed call's usage counted by its LLM, a started call's
+        # server (its LLM's: ``_server``)
         self.started: dict[str, tuple[str, str]] = {}  # tool's started event id -> (call id, name)
         self.failed: tuple[str, str, str | None] | None = None  # (call id, type, message)
         self.blocked: set[str] = set()  # started event ids of calls a hook blocked
@@ -644,7 +657,7 @@ class _Reader:
         copy = tuple(messages) if isinstance(messages, list) else messages
         start = call_start(event.model, None, params, crewai_messages, copy)
         start.call_id = event.call_id
-        yield start
+        yield at_endpoint(start, self.raised.pop(id(event), None))
 
     def _LLMCallFailedEvent(self, event: Any) -> Iterator[AgentEvent]:
         error = self.raised.pop(id(event), None)

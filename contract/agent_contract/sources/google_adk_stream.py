@@ -169,6 +169,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, framework_started
 from agent_contract.sources._arguments import tool_call
+from agent_contract.sources._endpoint import Endpoint, at_endpoint, held_endpoint, sdk_default
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._mcp import server_of
@@ -697,13 +698,15 @@ class _State:
             self.phase = agent
         self.live, self.called, self.said, self.answered = agent, True, None, False
         params: dict[str, Any] = {"stream": True}
+        start: LLMCallStart
         if request is None:
-            out.append(LLMCallStart(model=_model(self.root, author), params=params))
+            start = LLMCallStart(model=_model(self.root, author), params=params)
         else:  # the model the request names (an agent of a graph, which has no find_agent)
             model = request[1] if isinstance(request[1], str) and request[1] else None
             model = model or _model(self.root, author)
             params.update(request[4])
-            out.append(call_start(model, None, params, google_adk_messages, *request[2:4]))
+            start = call_start(model, None, params, google_adk_messages, *request[2:4])
+        out.append(at_endpoint(start, _server(self.root, author)))
         self.open, self.streamed, self.text = True, False, ""
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any, heard: Any = None) -> None:
@@ -904,6 +907,24 @@ def _model(root: Any, author: str | None) -> str | None:
     model = getattr(agent, "model", None)
     name = model if isinstance(model, str) else getattr(model, "model", None)
     return name if isinstance(name, str) and name else None
+
+
+def _server(root: Any, author: str | None) -> Endpoint | None:
+    """The server the model of the agent named ``author`` sends to: a ``Gemini``'s
+    google-genai client when given one, else its ``base_url``; an ``OpenAILlm``'s (or
+    ``OpenAIResponsesLlm``'s) OpenAI client, else its ``base_url``, else the OpenAI SDK's
+    default. None for a model named by a string, or a ``Gemini`` on its own client (made per
+    event loop from the environment and Google Cloud's defaults, not read here). A property
+    that raises costs only the server."""
+    try:
+        model = getattr(_agent(root, author), "model", None)
+        if model is None or isinstance(model, str):
+            return None
+        found = held_endpoint(model, ("client",), ("base_url",))
+        openai = type(model).__module__.startswith("google.adk.integrations.openai")
+    except Exception:
+        return None
+    return found if found is not None or not openai else sdk_default("openai")
 
 
 def _texts(parts: Any) -> list[AgentEvent]:

@@ -119,10 +119,18 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, framework_started, nested_run
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
+from agent_contract.sources._endpoint import at_endpoint
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
-from agent_contract.sources._llama_index_calls import CALLS, PROVIDERS, Calls, blocks, finish_reason
+from agent_contract.sources._llama_index_calls import (
+    CALLS,
+    PROVIDERS,
+    Calls,
+    blocks,
+    finish_reason,
+    llm_endpoint,
+)
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import TAKEN
 from agent_contract.sources._raw_usage import get, usage_from_raw
@@ -691,10 +699,12 @@ class _Reader:
         params["stream"] = bool(getattr(agent, "streaming", True)) if stream is None else stream
         model = model if isinstance(model, str) and model != "unknown" else None
         provider = PROVIDERS.get(type(llm).__name__)
-        if request is None:  # an output with no input event before it
-            yield LLMCallStart(model=model, provider=provider, params=params)
-        else:
-            yield call_start(model, provider, params, llama_index_messages, tuple(request))
+        start = (
+            LLMCallStart(model=model, provider=provider, params=params)
+            if request is None  # an output with no input event before it
+            else call_start(model, provider, params, llama_index_messages, tuple(request))
+        )
+        yield at_endpoint(start, llm_endpoint(llm))
 
     def _count(self, raw: Any) -> None:
         usage = usage_from_raw(raw)

@@ -180,6 +180,13 @@ from agent_contract.scope import (
 )
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
+from agent_contract.sources._endpoint import (
+    Endpoint,
+    address_of,
+    at_endpoint,
+    held_endpoint,
+    sdk_default,
+)
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
@@ -723,6 +730,36 @@ def _model_id(agent: Any) -> str | None:
     return _config_id(getattr(agent, "model", None))
 
 
+_OPENAI_MODELS = ("strands.models.openai.OpenAIModel",
+                  "strands.models.openai_responses.OpenAIResponsesModel")  # fmt: skip
+"""Strands' models that make an OpenAI client per request (when given none), from their
+``client_args``: the SDK's default server when those name no ``base_url``."""
+
+
+def _server(model: Any) -> Endpoint | None:
+    """The server a Strands ``model`` sends to: its SDK client (an ``AnthropicModel``'s, a
+    ``BedrockModel``'s botocore client, the one an OpenAI model was given), else the
+    ``base_url`` or ``api_base`` in its ``client_args`` (a ``LiteLLMModel``'s), else the OpenAI
+    SDK's default for ``OpenAIModel`` and ``OpenAIResponsesModel`` (none on Bedrock Mantle,
+    whose URL Strands derives); None for another model. A property that raises costs only
+    the server."""
+    found = held_endpoint(model, ("client", "_custom_client"))
+    if found is not None:
+        return found
+    try:
+        args = getattr(model, "client_args", None)
+        args = args if isinstance(args, dict) else {}
+        given = args.get("base_url") or args.get("api_base")
+        if given is not None:
+            return address_of(given)
+        kind = type(model)
+        mantle = getattr(model, "_bedrock_mantle_config", None)
+    except Exception:
+        return None
+    openai = f"{kind.__module__}.{kind.__qualname__}" in _OPENAI_MODELS and mantle is None
+    return sdk_default("openai") if openai else None
+
+
 def _config_id(model: Any) -> str | None:
     """The ``model_id`` of a Strands model's config, if it has one."""
     try:
@@ -738,10 +775,17 @@ class _Sent:
     ``BeforeModelCallEvent`` found them, then as the model's ``stream`` was called with them
     (after Strands added a continuation's input, a middleware's changes), and that model."""
 
-    __slots__ = ("messages", "model", "streamed", "system", "watched")
+    __slots__ = ("messages", "model", "server", "streamed", "system", "watched")
 
-    def __init__(self, model: str | None, system: Any, messages: tuple[Any, ...]) -> None:
+    def __init__(
+        self,
+        model: str | None,
+        system: Any,
+        messages: tuple[Any, ...],
+        server: Endpoint | None = None,
+    ) -> None:
         self.model, self.system, self.messages = model, system, messages
+        self.server = server  # the server of the model whose stream was called (``_server``)
         self.watched = self.streamed = False  # its stream seen called; an item of it came
 
 
@@ -951,7 +995,9 @@ def _watch_model(model: Any, requests: _Requests) -> None:
         for asker in asking:  # the loop's own request: the model it goes to (module doc)
             asker.model = _config_id(model)
         if len(asking) == 1 and asking[0].sent:  # and what it sent
-            sent = asking[0].sent[-1] = _Sent(asking[0].model, system, tuple(messages or ()))
+            sent = asking[0].sent[-1] = _Sent(
+                asking[0].model, system, tuple(messages or ()), _server(model)
+            )
             if hasattr(items, "__aiter__"):  # (a look-alike's other value passes as it is)
                 sent.watched = True
                 return _streaming(items, sent)
@@ -1295,6 +1341,9 @@ class _State:
         router's pick: module doc), else the agent's."""
         picked = sent.model if sent is not None else None
         self.model = model or picked or self.requests.model or self.default
+        server = sent.server if sent is not None else None
+        if server is None and not (model or picked or self.requests.model):  # the agent's
+            server = _server(getattr(self.agent, "model", None))
         if self.tools_ran and not self.requests.background:  # (its call's step goes on)
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
@@ -1303,8 +1352,8 @@ class _State:
         else:  # a request no hook heard (a look-alike's): the agent's, as they are now
             messages = tuple(getattr(self.agent, "messages", None) or ())
             system = getattr(self.agent, "system_prompt", None)
-        out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
-                              messages))  # fmt: skip
+        start = call_start(self.model, None, {"stream": True}, strands_messages, system, messages)
+        out.append(at_endpoint(start, server))
         self.open, self.stop, self.usage, self.said = True, None, None, None
         self.requests.midway = self.requests.answered = None
 
