@@ -245,10 +245,10 @@ async def _events(
     runner: Any, entry: str, args: Any, kickoff: Any, sink: Sink | None
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """The run of ``runner``'s ``entry`` (``kickoff`` on a thread, ``akickoff`` as a task)."""
-    framework_started(__name__)  # before the framework makes any request
-    _runs_told(runner)
     module = "crewai.events.stream_context"
     add_stream_sink, reset_stream_sinks = require(module, "add_stream_sink", "reset_stream_sinks")
+    framework_started(__name__)  # before the framework makes any request
+    _runs_told(runner)  # (once CrewAI is known to be there: it reads the runner's tools)
 
     loop = asyncio.get_running_loop()
     home = threading.get_ident()  # the loop's thread: a tool started there cannot wait
