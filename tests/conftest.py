@@ -33,6 +33,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "internal_errors: the test provokes agent-otel internal errors on purpose (a raising "
         "provider, hook or value); without it, any swallowed internal error fails the test",
     )
+    config.addinivalue_line(
+        "markers",
+        "span_outlives_parent(why): a span of ours may end after its parent of ours in this "
+        "test, for the reason given (a framework's work that by design outlives its run); "
+        "without it, any such span fails the test",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -65,3 +71,33 @@ def _internal_errors_fail_the_test(
             f"agent-otel swallowed internal errors in {otel_internal_errors} (the log above "
             "has the traceback); mark the test internal_errors if it provokes them"
         )
+
+
+@pytest.fixture(autouse=True)
+def _spans_lie_within_their_parents(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Every ``InMemoryTelemetry`` the test makes (the ``otel_telemetry`` fixture's too) is
+    checked after it: a span of ours that starts before its parent of ours, ends after it or
+    is left open after it fails the test (backends draw such a child as broken), unless the
+    test is marked ``span_outlives_parent`` with the reason."""
+    from agent_otel.testing import _telemetry
+
+    made: list[_telemetry.InMemoryTelemetry] = []
+    init = _telemetry.InMemoryTelemetry.__init__
+
+    def recorded(self: _telemetry.InMemoryTelemetry, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    monkeypatch.setattr(_telemetry.InMemoryTelemetry, "__init__", recorded)
+    yield
+    marker = request.node.get_closest_marker("span_outlives_parent")
+    if marker is not None:
+        assert marker.args and marker.args[0], "span_outlives_parent(why) names the reason"
+        return
+    faults = [fault for telemetry in made for fault in telemetry.nesting_faults()]
+    assert not faults, (
+        f"spans of ours outside their parents: {faults}; mark the test "
+        "span_outlives_parent('why') if the framework's work outlives its run by design"
+    )

@@ -77,6 +77,7 @@ from ._mcp import watch
 from ._tool import ToolCall
 
 if TYPE_CHECKING:
+    from ._children import HasSpan
     from ._settings import RunSettings
 
 _RUN = otel_context.create_key("agent_otel.tool_scopes")
@@ -120,6 +121,9 @@ class Runner(Protocol):
 
     def inner_tool(self, parent: Context, name: str | None) -> ToolCall:
         """The span of a tool no model asked for, run in a tool body (under the lock)."""
+
+    def owner_of(self, context: Context) -> HasSpan | None:
+        """The step or run whose span is current in ``context``, if any (under the lock)."""
 
     def now(self) -> int:
         """The run's clock (ns)."""
