@@ -910,6 +910,10 @@ class RunRecorder:
             tool.end(now, incomplete=True)
         self._refresh()
 
+    def at_work(self) -> bool:
+        """Whether a model call or tool call of the run is open (its work in flight)."""
+        return bool(self._calls or self._tools)
+
     def open_spans(self) -> list[Any]:
         """The run's spans still open, outermost first (read by pending snapshots): not the
         ones that ended and are held for what may still come (:meth:`held_spans`)."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_otel._attributes import PENDING, SCOPE_NAME
+from agent_otel.recording._hints import keyworded
 
 from ._tree import _spans
 
@@ -35,8 +36,12 @@ def _key(span: ReadableSpan) -> tuple[int, int]:
 
 
 def _parent_key(span: ReadableSpan) -> tuple[int, int] | None:
+    """Its parent's ids; ``None`` for a root, and for a remote parent (another process's
+    span, as ``continue_trace()`` or an extracted carrier gives it: its own clock and life)."""
     parent = span.parent
-    return (parent.trace_id, parent.span_id) if parent is not None else None
+    if parent is None or parent.is_remote:
+        return None
+    return (parent.trace_id, parent.span_id)
 
 
 def _cycle(span: ReadableSpan, ended: dict[tuple[int, int], tuple[int, ReadableSpan]]) -> bool:
@@ -51,6 +56,7 @@ def _cycle(span: ReadableSpan, ended: dict[tuple[int, int], tuple[int, ReadableS
     return False
 
 
+@keyworded
 def nesting_faults(
     spans: Iterable[ReadableSpan], still_open: Iterable[ReadableSpan] = ()
 ) -> list[str]:
@@ -59,8 +65,9 @@ def nesting_faults(
     the order they ended, as an exporter's ``get_finished_spans()`` and
     ``telemetry.spans()`` give them), or still open (``still_open``) after it ended. ``[]``
     when every child lies within its parent, as backends expect to draw a trace; each fault
-    says which span and which parent. Spans whose parents lead back to themselves (two
-    telemetries' sequential ids in one trace) are not judged."""
+    says which span and which parent. Not judged: a span whose parent is remote (another
+    process's, a run continuing a caller's trace), and spans whose parents lead back to
+    themselves (two telemetries' sequential ids in one trace)."""
     finished = [s for s in _spans("nesting_faults", spans) if _ours(s)]
     ended = {_key(span): (index, span) for index, span in enumerate(finished)}
     faults: list[str] = []
