@@ -73,13 +73,16 @@ def nesting_faults(
     faults: list[str] = []
     for index, span in enumerate(finished):
         found = ended.get(_parent_key(span) or (0, 0))
-        if found is None or _cycle(span, ended):
+        if found is None:
             continue
         parent_index, parent = found
-        if (span.start_time or 0) < (parent.start_time or 0):
-            faults.append(f"{span.name!r} started before its parent {parent.name!r}")
-        if index > parent_index or (span.end_time or 0) > (parent.end_time or 0):
-            faults.append(f"{span.name!r} ended after its parent {parent.name!r}")
+        early = (span.start_time or 0) < (parent.start_time or 0)
+        late = index > parent_index or (span.end_time or 0) > (parent.end_time or 0)
+        if (early or late) and not _cycle(span, ended):  # (walked only for a fault)
+            if early:
+                faults.append(f"{span.name!r} started before its parent {parent.name!r}")
+            if late:
+                faults.append(f"{span.name!r} ended after its parent {parent.name!r}")
     for span in still_open:
         found = ended.get(_parent_key(span) or (0, 0))
         if found is not None and _ours(span):
