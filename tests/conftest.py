@@ -3,9 +3,11 @@ plugin (``otel_telemetry``, ``otel_clock``), the one users get."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -32,6 +34,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "internal_errors: the test provokes agent-otel internal errors on purpose (a raising "
         "provider, hook or value); without it, any swallowed internal error fails the test",
+    )
+    config.addinivalue_line(
+        "markers",
+        "span_outlives_parent(why): a span of ours may end after its parent of ours in this "
+        "test, for the reason given (a framework's work that by design outlives its run); "
+        "without it, any such span fails the test",
     )
 
 
@@ -65,3 +73,44 @@ def _internal_errors_fail_the_test(
             f"agent-otel swallowed internal errors in {otel_internal_errors} (the log above "
             "has the traceback); mark the test internal_errors if it provokes them"
         )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _telemetries_made() -> Iterator[list[Any]]:
+    """Every ``InMemoryTelemetry`` made in the session, from its first fixture on (one another
+    plugin's fixture makes before this conftest's per-test ones too), for the check below."""
+    from agent_otel.testing import _telemetry
+
+    made: list[Any] = []
+    init = _telemetry.InMemoryTelemetry.__init__
+
+    @functools.wraps(init)
+    def recorded(self: _telemetry.InMemoryTelemetry, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    _telemetry.InMemoryTelemetry.__init__ = recorded  # type: ignore[method-assign]
+    yield made
+    _telemetry.InMemoryTelemetry.__init__ = init  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _spans_lie_within_their_parents(
+    request: pytest.FixtureRequest, _telemetries_made: list[Any]
+) -> Iterator[None]:
+    """Every ``InMemoryTelemetry`` the test makes (the ``otel_telemetry`` fixture's too) is
+    checked after it: a span of ours that starts before its parent of ours, ends after it or
+    is left open after it fails the test (backends draw such a child as broken), unless the
+    test is marked ``span_outlives_parent`` with the reason."""
+    yield
+    made = list(_telemetries_made)
+    _telemetries_made.clear()
+    marker = request.node.get_closest_marker("span_outlives_parent")
+    if marker is not None:
+        assert marker.args and marker.args[0], "span_outlives_parent(why) names the reason"
+        return
+    faults = [fault for telemetry in made for fault in telemetry.nesting_faults()]
+    assert not faults, (
+        f"spans of ours outside their parents: {faults}; mark the test "
+        "span_outlives_parent('why') if the framework's work outlives its run by design"
+    )

@@ -216,6 +216,7 @@ async def test_a_span_processor_raising_on_start(caplog: pytest.LogCaptureFixtur
 
 
 @pytest.mark.internal_errors
+@pytest.mark.span_outlives_parent("a processor raising at a span's start loses it unended")
 async def test_a_span_processor_raising_on_start_of_some_spans(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -11,13 +11,15 @@ a retry or a same-named call of the model's is never taken for it. Its body runs
 current, so what it does (another inner tool, a provider's request, an agent) nests under it;
 it ends as its block ends, before the calling tool's span: an exception leaving the block
 fails it with its class, a cancellation of its task before its result was told cuts it short
-(incomplete; one after it, a generator closed once its result is out, does not). A run that
-ends with tools open while its block still runs (a worker thread the framework gave up on)
-cuts it short with them, as it does its calling tool (``RunRecorder.end_open``).
+(incomplete; one after it, a generator closed once its result is out, does not). A block
+still open when its caller's span (or the step's or run's) ends is cut short then, incomplete
+(``._children``), so it never outlives it; one entered after its caller's result was told
+records nothing.
 """
 
 from __future__ import annotations
 
+import threading
 from functools import partial
 from types import TracebackType
 from typing import Any
@@ -30,6 +32,7 @@ from agent_otel._guard import report
 from agent_otel.standdown._context import tool_body
 
 from ._activation import activate, deactivate
+from ._children import Cut, add_child, ended
 from ._errors import error_type_of
 from ._scope import _RUN, _TOOL, ToolScopes, _failed
 from ._tool import NO_RESULT, TOOL_ERROR, ToolCall
@@ -39,8 +42,8 @@ class InnerToolCall:
     """One inner tool's run (the contract's ``InnerTool``): its span from the block's entry
     to its exit, its result as told (see the module doc). The contract guards every method."""
 
-    __slots__ = ("_arguments", "_body", "_error", "_mcp", "_name", "_result", "_scopes", "_token",
-                 "tool")  # fmt: skip
+    __slots__ = ("_arguments", "_body", "_children", "_error", "_lock", "_mcp", "_name", "_result",
+                 "_scopes", "_token", "tool")  # fmt: skip
 
     def __init__(
         self, scopes: ToolScopes, body: Context, name: str | None, arguments: Any, mcp: Any
@@ -54,21 +57,25 @@ class InnerToolCall:
         self._error: bool | BaseException = False
         self._token: Any = None
         self.tool: ToolCall | None = None
+        self._lock = threading.Lock()  # its end: by its block's exit, or cut by its caller's
+        self._children: dict[object, Cut] | None = None  # its caller's, once under one
 
     def __enter__(self) -> InnerToolCall:
         scopes, body = self._scopes, self._body
-        if isinstance(otel_context.get_value(_TOOL, body), ToolCall):
-            parent = body  # in a tool's body: under the span current there
-        else:  # no tool runs here: in the run's step (beside a model call current here)
-            parent = scopes.runner.nested_parent(body)
+        within = otel_context.get_value(_TOOL, body)
+        caller = within if isinstance(within, ToolCall) else None
+        # in a tool's body: under the span current there; else in the run's step (beside a
+        # model call current here)
+        parent = body if caller is not None else scopes.runner.nested_parent(body)
         with scopes.lock:
             if not scopes.live:  # the run ended meanwhile
                 return self
+            owner = caller if caller is not None else scopes.runner.owner_of(parent)
+            if owner is not None and ended(owner.span):  # its caller's result was told
+                return self
             tool = scopes.runner.inner_tool(parent, self._name)
-            opened: dict[object, ToolCall] | None = getattr(scopes, "inner_tools", None)
-            if opened is None:  # (set at the first: a plain run pays nothing)
-                opened = scopes.inner_tools = {}
-            opened[self] = tool  # the run's end cuts it short if still open
+            if owner is not None:  # cut short if its caller ends first
+                self._children = add_child(owner, self, self._cut)
         self.tool = tool
         if self._mcp is not None:
             mcp = self._mcp
@@ -81,6 +88,14 @@ class InnerToolCall:
         context = tool_body(context, partial(scopes.runs_in, tool))
         self._token = activate(context)
         return self
+
+    def _cut(self, at: int) -> None:
+        """Its caller's span ends while it is still open (a body's thread left behind, the
+        run ending first): it ends now, cut short; its block's exit then changes nothing."""
+        with self._lock:
+            tool, self.tool = self.tool, None
+        if tool is not None:
+            tool.end(at, incomplete=True)
 
     def result(self, value: Any, error: bool | BaseException) -> None:
         self._result, self._error = value, error
@@ -97,13 +112,12 @@ class InnerToolCall:
                 deactivate(token)
             except ValueError:  # exited in another context
                 pass
-        tool, self.tool = self.tool, None
+        with self._lock:
+            tool, self.tool = self.tool, None
         if tool is None:
             return
-        scopes = self._scopes
-        with scopes.lock:
-            if scopes.inner_tools.pop(self, None) is None:
-                return  # the run ended first, and cut it short
+        if self._children is not None:
+            self._children.pop(self, None)
         result, self._result = self._result, NO_RESULT  # (not kept alive by the span)
         told, self._error = self._error, False
         now = self._scopes.runner.now()

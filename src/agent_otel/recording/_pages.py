@@ -48,6 +48,7 @@ PAGES: Mapping[str, str] = {
     "telemetry.wrapper": _TESTING,
     "FakeClock": _TESTING,
     "span_tree": _TESTING,
+    "nesting_faults": _TESTING,
     "span_outline": _TESTING,
 }
 """By the name a message gives the callable (``InMemoryTelemetry.span``: its class's entry)."""

@@ -89,6 +89,7 @@ from agent_otel.standdown._guards import guard_providers
 
 from ._activation import activate
 from ._chat import REPAIRS, LLMCall
+from ._children import add_child
 from ._costs import plus
 from ._encodable import id_text
 from ._endpoint import endpoint_settings
@@ -292,9 +293,12 @@ class RunRecorder:
             with self.run.aside():
                 yield
         finally:
+            started = self._last_call
             self._last_call = last
             if tool is not None:
                 owner.context = saved
+                if started is not last and started is not None:  # ended first, if still open
+                    add_child(tool, started, partial(self._cut_call, started))
 
     @contextmanager
     def at_endpoint(self, address: Any, port: Any) -> Iterator[None]:
@@ -504,6 +508,8 @@ class RunRecorder:
             self._end_call(call)
         else:
             self._pending.append(call)
+            if self._step is not None:  # ended with its step at the latest
+                add_child(self._step, call, partial(self._cut_call, call))
             if len(self._pending) > MAX_PENDING:
                 self._end_call(self._pending.pop(0))
         self._refresh()
@@ -518,6 +524,26 @@ class RunRecorder:
         if cost is not None:
             self.run.add_cost(cost)
             self._segment_cost = plus(self._segment_cost, cost)
+
+    def _cut_call(self, call: LLMCall, at: int) -> None:
+        """The span ``call`` started under ends (its stand-in's tool, the step of a call held
+        for its usage): the call ends first, cut short at ``at`` if still open, else as it
+        ended (usage, tool calls no longer awaited); nothing once it has ended."""
+        for key, open_call in self._calls.items():
+            if open_call is call:
+                del self._calls[key]
+                call.end_response(at, incomplete=True)
+                self._end_call(call)
+                self._refresh()
+                return
+        done = False
+        if call is self._asking:  # held for the tool calls it asked for: no more come
+            done, self._asking, self._asking_done = self._asking_done, None, False
+        if call in self._pending:
+            self._pending.remove(call)
+            done = True
+        if done:
+            self._end_call(call)
 
     def _release(self) -> None:
         """The held call's tool calls are all told: it ends now if it was due to."""
@@ -706,6 +732,15 @@ class RunRecorder:
         starts now under ``parent``, none of the run's calls (under the scopes' lock)."""
         return ToolCall(self.s, self.anomaly, parent, self.run.identity, None, name, self.now())
 
+    def owner_of(self, context: Context) -> Owner | None:
+        """The step or run whose span is current in ``context`` (where an inner tool outside
+        any tool body starts: ``nested_parent``), if any: it ends that tool first."""
+        span = trace.get_current_span(context)
+        step = self._step
+        if step is not None and span is step.span.raw:
+            return step
+        return self.run if span is self.run.span.raw else None
+
     def nested_parent(self, current: Context) -> Context:
         """Where a run started in ``current`` nests (``agent_contract.scope.nested_run``):
         there (a tool body's context), except in an open model call's own context: an agent
@@ -868,12 +903,6 @@ class RunRecorder:
         with self.scopes.lock:
             tools = list(self._tools.values())
             self._tools.clear()
-            opened = getattr(self.scopes, "inner_tools", None)  # inner tools (``_inner``)
-            inner = list(opened.values()) if opened else []
-            if opened:
-                opened.clear()
-        for tool in reversed(inner):  # still running in a block, under these: innermost first
-            tool.end(now, incomplete=True)
         for tool in tools:
             raised, tool.body_error = tool.body_error, None  # (written by the body's thread)
             if raised is not None:  # its body raised and the framework dropped the call
@@ -881,6 +910,10 @@ class RunRecorder:
                     tool.fail(raised, error_type_of(raised), now)
             tool.end(now, incomplete=True)
         self._refresh()
+
+    def at_work(self) -> bool:
+        """Whether a model call or tool call of the run is open (its work in flight)."""
+        return bool(self._calls or self._tools)
 
     def open_spans(self) -> list[Any]:
         """The run's spans still open, outermost first (read by pending snapshots): not the

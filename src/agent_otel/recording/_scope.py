@@ -71,12 +71,15 @@ from agent_otel.standdown._context import tool_body
 from agent_otel.standdown._imports import guard_on_import
 
 from ._activation import activate, deactivate
+from ._children import add_child
 from ._errors import LEAVES_LOOP, error_type_of
 from ._mcp import MODULES as MCP_MODULES
 from ._mcp import watch
+from ._open import claim, ended
 from ._tool import ToolCall
 
 if TYPE_CHECKING:
+    from ._children import HasSpan
     from ._settings import RunSettings
 
 _RUN = otel_context.create_key("agent_otel.tool_scopes")
@@ -121,8 +124,20 @@ class Runner(Protocol):
     def inner_tool(self, parent: Context, name: str | None) -> ToolCall:
         """The span of a tool no model asked for, run in a tool body (under the lock)."""
 
-    def now(self) -> int:
-        """The run's clock (ns)."""
+    def owner_of(self, context: Context) -> HasSpan | None:
+        """The step or run whose span is current in ``context``, if any (under the lock)."""
+
+    now: Callable[[], int]
+    """The run's clock (ns)."""
+
+    def end(self, end_reason: str, error: BaseException | None = None) -> None:
+        """End the run's every span."""
+
+    def ended_by_shutdown(self) -> None:
+        """What the run's stream still yields passes unrecorded."""
+
+    def at_work(self) -> bool:
+        """Whether a model call or tool call of the run is open."""
 
 
 _DEPTH = 64
@@ -146,7 +161,6 @@ class ToolScopes:
         "early",
         "framework",
         "inner",
-        "inner_tools",
         "live",
         "lock",
         "outer",
@@ -157,9 +171,6 @@ class ToolScopes:
     agents: list[tuple[ToolCall, ToolScopes]]
     """The calls whose body started a run of ours, each with that run's scopes (:meth:`mark`);
     unset until one did."""
-    inner_tools: dict[object, ToolCall]
-    """The inner tools open in the run (``._inner``), each its block's span, which the run's
-    end cuts short if its block has not ended it (under the lock); unset until one opened."""
     apart: bool
     """Set in a run started in a tool body (:meth:`mark`): True when the run's work runs in its
     own contexts (a stream it pulls: the model calls it tells are made there; a framework
@@ -203,12 +214,32 @@ class ToolScopes:
                 outer.inner.append(self)
                 if isinstance(tool, ToolCall):  # (set at the first: a plain run pays nothing)
                     outer.agents = [*getattr(outer, "agents", ()), (tool, self)]
+                    add_child(tool, self, self._cut)  # it ends first, if still open
             self.outer = outer
             self.apart = otel_context.get_value(_IN_BODY, parent) is None
             if not self.apart:  # the runs started in its own tool bodies decide for themselves
                 parent = otel_context.set_value(_IN_BODY, None, parent)
         self.parent = otel_context.set_value(_RUN, self, parent)
         return self.parent
+
+    def _cut(self, at: int) -> None:
+        """The tool span this run started in ends while the run is open (a framework that
+        tells its agent's end after the tool's result, a tool cut short by its own run's end
+        while the agent it awaits goes on): the run ends first, at that time, so no span of it
+        outlives the tool's: ``cancelled`` when a model call or tool of it was still at work
+        (cut short with its caller), else ``exhausted`` (its work was done, its end not yet
+        told); what its stream still yields passes unrecorded."""
+        runner = self.runner
+        if not claim(runner):  # it ended meanwhile (or a shutdown ended it)
+            return
+        runner.now = lambda: at
+        cancelled = runner.at_work()
+        try:
+            runner.end(A.END_CANCELLED if cancelled else A.END_EXHAUSTED)
+        except Exception:
+            report("run finish")
+        runner.ended_by_shutdown()
+        ended(runner)
 
     # --- the tool body's side (any thread) ------------------------------------------------------
     def context_for(

@@ -19,6 +19,7 @@ from agent_otel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._clock import FakeClock
+    from ._nesting import nesting_faults
     from ._script import run_script
     from ._telemetry import InMemoryTelemetry, SequentialIdGenerator
     from ._tree import span_outline, span_tree
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "FakeClock": "._clock",
     "InMemoryTelemetry": "._telemetry",
+    "nesting_faults": "._nesting",
     "SequentialIdGenerator": "._telemetry",
     "run_script": "._script",
     "span_outline": "._tree",
@@ -37,6 +39,7 @@ __all__ = [
     "FakeClock",
     "InMemoryTelemetry",
     "SequentialIdGenerator",
+    "nesting_faults",
     "run_script",
     "span_outline",
     "span_tree",

@@ -27,6 +27,7 @@ from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
 
 from ._instrumented import check_options
+from ._nesting import nesting_faults
 from ._tree import span_outline, span_tree
 
 if TYPE_CHECKING:
@@ -279,6 +280,12 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         tool calls its model asked for); it is exported when that is over."""
         held = _held()
         return [span.name for span in list(self._open.open.values()) if id(span) not in held]
+
+    def nesting_faults(self) -> list[str]:
+        """Each span of agent-otel's here that does not lie within its parent of ours (started
+        before it, ended after it, or still open after it ended), as :func:`nesting_faults`
+        says it: ``[]`` when every run nested its spans as backends expect to draw them."""
+        return nesting_faults(self._finished(), list(self._open.open.values()))
 
     def pending(self) -> list[ReadableSpan]:
         """The snapshots option ``pending_spans`` exported (``agent_otel.pending``), in order."""

@@ -20,13 +20,16 @@ def _start_order(span: ReadableSpan) -> tuple[int, int]:
     return (span.start_time or 0, span.context.span_id if span.context else 0)
 
 
+_METHODS = {"span_tree": "tree", "nesting_faults": "nesting_faults"}
+
+
 def _spans(caller: str, spans: object) -> Iterable[ReadableSpan]:
     """``spans`` when it is an iterable of finished spans' kind; the test kit's handle or a
     provider (a newcomer's first try) raised Python's bare "is not iterable"."""
     if hasattr(spans, "spans") and hasattr(spans, "tree"):  # an InMemoryTelemetry
         raise TypeError(
             f"{caller}() takes finished spans, not {a_kind(spans)}: pass telemetry.spans(), "
-            f"or call telemetry.{'tree' if caller == 'span_tree' else 'outline'}()"
+            f"or call telemetry.{_METHODS.get(caller, 'outline')}()"
         )
     if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
         raise TypeError(
