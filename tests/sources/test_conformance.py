@@ -61,10 +61,25 @@ def _tree(row: Row) -> list[Any]:
 
 
 PARAMS = [row.param() for row in ROWS]
+# The rows the dev environment runs: the default run takes one provider instrumentation of each
+# (a different one row after row, so each is in it), the heavy suite the others. A row of a
+# separate environment (.ci/separate-envs) keeps every provider in its own run, which runs no
+# heavy suite.
+_DEV_ROWS = ("pydantic_ai_openai", "agno", "autogen_openai", "smolagents", "langgraph",
+             "openai_agents", "openai_chat", "openai_responses", "anthropic_messages")  # fmt: skip
+
+
+def _provider_param(row: Row, index: int, provider: Provider) -> Any:
+    marks = list(row.param().marks)
+    if row.name in _DEV_ROWS and index != _DEV_ROWS.index(row.name) % len(row.providers):
+        marks.append(pytest.mark.heavy)
+    return pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=marks)
+
+
 PROVIDER_PARAMS = [
-    pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=row.param().marks)
+    _provider_param(row, index, provider)
     for row in ROWS
-    for provider in row.providers
+    for index, provider in enumerate(row.providers)
 ]
 _KEYS = {
     "input": ("gen_ai.usage.input_tokens", "agent_otel.usage.input_tokens"),
