@@ -196,14 +196,17 @@ _framework_hooks: _Hooks[FrameworkHook] = _Hooks()
 _inner_hooks: _Hooks[InnerToolHook] = _Hooks()
 
 
-class ToolScope:
-    """What :func:`tool_scope` returns: a block entered with ``with`` or ``async with`` alike
-    (``async with`` runs the same entry and exit, in the awaiting task)."""
+_B = TypeVar("_B")
+
+
+class _Block(Generic[_B]):
+    """A block entered with ``with`` or ``async with`` alike (``async with`` runs the same
+    entry and exit, in the awaiting task); this one does nothing."""
 
     __slots__ = ()
 
-    def __enter__(self) -> None:
-        return None
+    def __enter__(self) -> _B:
+        return None  # type: ignore[return-value]  # (ToolScope's; InnerCall's returns itself)
 
     def __exit__(
         self,
@@ -213,7 +216,7 @@ class ToolScope:
     ) -> None:
         return None
 
-    async def __aenter__(self) -> None:
+    async def __aenter__(self) -> _B:
         return self.__enter__()
 
     async def __aexit__(
@@ -225,26 +228,22 @@ class ToolScope:
         return self.__exit__(kind, error, traceback)
 
 
-_NO_SCOPE = ToolScope()
-"""The scope of a call no tracer claims: nothing happens."""
+class _Hooked:
+    """A hook's block, whose own failures never reach the code it wraps: entered if it can be,
+    left only if it was entered; the wrapped code's exception propagates unchanged."""
 
+    __slots__ = ("_entered", "_hooked")
 
-class _Guarded(ToolScope):
-    """A hook's scope, whose own failures never reach the tool body."""
-
-    __slots__ = ("_entered", "_scope")
-
-    def __init__(self, scope: AbstractContextManager[Any]) -> None:
-        self._scope = scope
+    def __init__(self, hooked: AbstractContextManager[Any] | InnerTool) -> None:
+        self._hooked = hooked
         self._entered = False
 
-    def __enter__(self) -> None:
+    def _enter(self) -> None:
         try:
-            self._scope.__enter__()
+            self._hooked.__enter__()
         except Exception:
             return
         self._entered = True
-        return
 
     def __exit__(
         self,
@@ -255,8 +254,27 @@ class _Guarded(ToolScope):
         if self._entered:
             self._entered = False
             with suppress(Exception):
-                self._scope.__exit__(kind, error, traceback)
-        return  # the tool's exception, if any, propagates unchanged
+                self._hooked.__exit__(kind, error, traceback)
+
+
+class ToolScope(_Block[None]):
+    """What :func:`tool_scope` returns: a block entered with ``with`` or ``async with`` alike
+    (``async with`` runs the same entry and exit, in the awaiting task)."""
+
+    __slots__ = ()
+
+
+_NO_SCOPE = ToolScope()
+"""The scope of a call no tracer claims: nothing happens."""
+
+
+class _Guarded(_Hooked, ToolScope):
+    """A hook's scope, whose own failures never reach the tool body."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        self._enter()
 
 
 def tool_scope(
@@ -358,7 +376,7 @@ def remove_framework_hook(hook: FrameworkHook) -> None:
     _framework_hooks.remove(hook)
 
 
-class InnerCall:
+class InnerCall(_Block["InnerCall"]):
     """What :func:`inner_tool` returns: a block (``with`` or ``async with``) whose value is
     itself, told the tool's result with :meth:`result`; a no-op with no tracer."""
 
@@ -366,25 +384,6 @@ class InnerCall:
 
     def __enter__(self) -> InnerCall:
         return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        return None
-
-    async def __aenter__(self) -> InnerCall:
-        return self.__enter__()
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        return self.__exit__(kind, error, traceback)
 
     def result(self, value: Any, error: bool | BaseException = False) -> None:
         """The tool returned ``value``; ``error``: a failure it returned instead of raising
@@ -396,41 +395,21 @@ class InnerCall:
 _NO_INNER = InnerCall()
 
 
-class _GuardedInner(InnerCall):
+class _GuardedInner(_Hooked, InnerCall):
     """A hook's inner tool, whose own failures never reach the code that runs the tool."""
 
-    __slots__ = ("_call", "_entered")
-
-    def __init__(self, call: InnerTool) -> None:
-        self._call = call
-        self._entered = False
+    __slots__ = ()
 
     def __enter__(self) -> InnerCall:
-        try:
-            self._call.__enter__()
-        except Exception:
-            return self
-        self._entered = True
+        self._enter()
         return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._entered:
-            self._entered = False
-            with suppress(Exception):
-                self._call.__exit__(kind, error, traceback)
-        return  # the tool's exception, if any, propagates unchanged
 
     def result(self, value: Any, error: bool | BaseException = False) -> None:
         if self._entered:
             if error is not True and not isinstance(error, BaseException):
                 error = False  # (a truthy object of the caller's is no failure)
             with suppress(Exception):
-                self._call.result(value, error)
+                self._hooked.result(value, error)  # type: ignore[union-attr]  # (an InnerTool)
 
 
 def inner_tool(name: Any, arguments: Any = None, *, mcp: McpServer | None = None) -> InnerCall:

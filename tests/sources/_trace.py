@@ -160,3 +160,37 @@ class ToolLoop(StreamingAgent):
 
     async def _run(self, call: ToolCall) -> tuple[str, bool]:
         return self.tools[call.function.name or ""](call.function.arguments), False
+
+
+def check_inner_tools(
+    telemetry: InMemoryTelemetry,
+    inner: tuple[str, ...],
+    model_call: tuple[str, str],
+    error_type: str,
+    looked_up: str | None = None,
+) -> None:
+    """The inner-tool script's spans past its tree: ``lookup``'s body ran ``forecast`` (which
+    failed with ``error_type``) and ``weather`` for each city of ``inner``; the model then
+    called ``weather`` for ``model_call``'s city under its call id. Nothing is left open or cut
+    short; the model's call keeps its id, the inner ones carry none but their results;
+    ``lookup`` succeeds (with ``looked_up`` in its result, if given), ending after ``forecast``."""
+    assert telemetry.open_spans() == []
+    spans = telemetry.spans()
+    assert not any("agent_otel.incomplete" in (x.attributes or {}) for x in spans)
+    tools = [dict(x.attributes or {}) for x in spans if x.name == "execute_tool weather"]
+    by_city = {json.loads(str(t["gen_ai.tool.call.arguments"]))["city"]: t for t in tools}
+    city, call_id = model_call
+    assert sorted(by_city) == sorted([*inner, city])
+    assert by_city[city]["gen_ai.tool.call.id"] == call_id  # the model's call keeps its own
+    for name in inner:  # the inner ones: no model call names them
+        assert "gen_ai.tool.call.id" not in by_city[name]
+        assert f"sunny in {name}" in str(by_city[name]["gen_ai.tool.call.result"])
+    failed = telemetry.span("execute_tool forecast")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == error_type
+    lookup_span = telemetry.span("execute_tool lookup")
+    assert lookup_span.status.status_code is StatusCode.UNSET
+    if looked_up is not None:
+        assert looked_up in str((lookup_span.attributes or {})["gen_ai.tool.call.result"])
+    assert failed.end_time is not None and lookup_span.end_time is not None
+    assert failed.end_time <= lookup_span.end_time

@@ -6,16 +6,15 @@ model's own later call of that tool keeps its span; a member's tools stay its ne
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script_chat as chat
 from ._fw_agno import agent
+from ._trace import check_inner_tools
 
 pytest.importorskip("agno")
 
@@ -82,23 +81,5 @@ async def test_a_tool_run_in_a_tool_body_through_function_call_is_an_inner_tool(
         ["step 2", ["chat gpt-4o-mini", "execute_tool weather"]],
         ["step 3", ["chat gpt-4o-mini"]],
     ]]]  # fmt: skip
-    assert otel_telemetry.open_spans() == []
-    spans = otel_telemetry.spans()
-    assert not any("agent_otel.incomplete" in (x.attributes or {}) for x in spans)
-    tools = [dict(x.attributes or {}) for x in spans if x.name == "execute_tool weather"]
-    by_city = {json.loads(str(t["gen_ai.tool.call.arguments"]))["city"]: t for t in tools}
-    assert sorted(by_city) == ["Oslo", "Paris", "Rome"]
-    assert by_city["Oslo"]["gen_ai.tool.call.id"] == "c3"  # the model's call keeps its own
-    for city in ("Paris", "Rome"):  # the inner ones: no model call names them
-        assert "gen_ai.tool.call.id" not in by_city[city]
-        assert f"sunny in {city}" in str(by_city[city]["gen_ai.tool.call.result"])
-    failed = otel_telemetry.span("execute_tool forecast")
-    assert failed.status.status_code is StatusCode.ERROR
-    assert (failed.attributes or {})["error.type"] == "Flooded"
-    lookup_span = otel_telemetry.span("execute_tool lookup")
-    assert lookup_span.status.status_code is StatusCode.UNSET
-    assert "looked up: sunny in Paris" in str(
-        (lookup_span.attributes or {})["gen_ai.tool.call.result"]
-    )
-    assert failed.end_time is not None and lookup_span.end_time is not None
-    assert failed.end_time <= lookup_span.end_time
+    check_inner_tools(otel_telemetry, ("Paris", "Rome"), ("Oslo", "c3"), "Flooded",
+                      looked_up="looked up: sunny in Paris")  # fmt: skip

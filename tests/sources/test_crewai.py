@@ -16,7 +16,7 @@ pytest.importorskip("crewai")
 
 from . import _fw_crewai as fw
 from . import _script as s
-from ._trace import phases, spans_saying
+from ._trace import check_inner_tools, phases, spans_saying
 
 
 async def test_concurrent_runs_keep_their_own_events() -> None:
@@ -750,10 +750,8 @@ async def test_a_tool_a_tool_body_runs_itself_is_an_inner_tool_of_that_call(
     tells no event of it) is an inner tool: a span of its own under the calling tool's, with
     its arguments, result and failure (before, none); the model's own later call of that tool
     keeps its span."""
-    import json
 
     from crewai.tools import tool
-    from opentelemetry.trace import StatusCode
 
     from agent_contract.sources.crewai_stream import crewai_events
 
@@ -791,18 +789,4 @@ async def test_a_tool_a_tool_body_runs_itself_is_an_inner_tool_of_that_call(
         ["step 1", ["chat gpt-4o-mini", "execute_tool weather"]],
         ["step 2", ["chat gpt-4o-mini"]],
     ]]]  # fmt: skip
-    assert otel_telemetry.open_spans() == []
-    spans = otel_telemetry.spans()
-    assert not any("agent_otel.incomplete" in (x.attributes or {}) for x in spans)
-    tools = [dict(x.attributes or {}) for x in spans if x.name == "execute_tool weather"]
-    by_city = {json.loads(str(t["gen_ai.tool.call.arguments"]))["city"]: t for t in tools}
-    assert sorted(by_city) == ["Oslo", "Paris"]
-    assert by_city["Oslo"]["gen_ai.tool.call.id"] == "c2"  # the model's call keeps its own
-    assert "gen_ai.tool.call.id" not in by_city["Paris"]  # no model call names the inner one
-    assert "sunny in Paris" in str(by_city["Paris"]["gen_ai.tool.call.result"])
-    failed = otel_telemetry.span("execute_tool forecast")
-    assert failed.status.status_code is StatusCode.ERROR
-    assert (failed.attributes or {})["error.type"] == "_Flooded"
-    lookup_span = otel_telemetry.span("execute_tool lookup")
-    assert lookup_span.status.status_code is StatusCode.UNSET
-    assert (failed.end_time or 0) <= (lookup_span.end_time or 0)
+    check_inner_tools(otel_telemetry, ("Paris",), ("Oslo", "c2"), "_Flooded")

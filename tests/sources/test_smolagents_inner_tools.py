@@ -11,10 +11,10 @@ import json
 from typing import Any
 
 import pytest
-from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry
 
+from ._trace import check_inner_tools
 from .test_smolagents import _reply
 
 pytest.importorskip("smolagents")
@@ -88,26 +88,8 @@ async def test_a_tool_a_tool_s_forward_calls_is_an_inner_tool_of_that_call(
         ["step 1", ["chat gpt-4o-mini", "execute_tool weather"]],
         ["step 2", ["chat gpt-4o-mini"]],
     ]]]  # fmt: skip
-    assert otel_telemetry.open_spans() == []
-    spans = otel_telemetry.spans()
-    assert not any("agent_otel.incomplete" in (x.attributes or {}) for x in spans)
-    tools = [dict(x.attributes or {}) for x in spans if x.name == "execute_tool weather"]
-    by_city = {json.loads(str(t["gen_ai.tool.call.arguments"]))["city"]: t for t in tools}
-    assert sorted(by_city) == ["Lyon", "Oslo", "Paris"]
-    assert by_city["Oslo"]["gen_ai.tool.call.id"] == "c2"  # the model's call keeps its own
-    for city in ("Paris", "Lyon"):  # the inner ones: no model call names them
-        assert "gen_ai.tool.call.id" not in by_city[city]
-        assert f"sunny in {city}" in str(by_city[city]["gen_ai.tool.call.result"])
-    failed = otel_telemetry.span("execute_tool forecast")
-    assert failed.status.status_code is StatusCode.ERROR
-    assert (failed.attributes or {})["error.type"] == "Flooded"
-    lookup_span = otel_telemetry.span("execute_tool lookup")
-    assert lookup_span.status.status_code is StatusCode.UNSET
-    assert "looked up: sunny in Paris" in str(
-        (lookup_span.attributes or {})["gen_ai.tool.call.result"]
-    )
-    assert failed.end_time is not None and lookup_span.end_time is not None
-    assert failed.end_time <= lookup_span.end_time
+    check_inner_tools(otel_telemetry, ("Paris", "Lyon"), ("Oslo", "c2"), "Flooded",
+                      looked_up="looked up: sunny in Paris")  # fmt: skip
 
 
 async def test_a_tool_a_code_agent_s_tool_calls_in_its_forward_nests_under_it(
