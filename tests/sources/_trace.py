@@ -11,6 +11,7 @@ from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import (
     AgentEvent,
+    LLMCallStart,
     Message,
     StepBoundary,
     StreamingAgent,
@@ -194,3 +195,14 @@ def check_inner_tools(
         assert looked_up in str((lookup_span.attributes or {})["gen_ai.tool.call.result"])
     assert failed.end_time is not None and lookup_span.end_time is not None
     assert failed.end_time <= lookup_span.end_time
+
+
+async def first_start(source: Any) -> LLMCallStart:
+    """A source's first event, its call's ``LLMCallStart``, yielded before any request is
+    sent; the source closed after it."""
+    try:
+        start = await source.__anext__()
+    finally:
+        await source.aclose()
+    assert isinstance(start, LLMCallStart)
+    return start

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from agent_contract.protocol import LLMCallStart
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _recorded
 from ._cases import HISTORY
 from ._http import sse, transport
+from ._trace import first_start
 
 openai = pytest.importorskip("openai")
 
@@ -49,22 +49,12 @@ async def test_an_azure_openai_clients_calls_name_azure_as_their_provider(
     assert all((sp.attributes or {}).get("gen_ai.usage.input_tokens") for sp in chats)
 
 
-async def _first(source: Any) -> LLMCallStart:
-    """The call's ``LLMCallStart``, yielded before any request is sent; the source closed."""
-    try:
-        start = await source.__anext__()
-    finally:
-        await source.aclose()
-    assert isinstance(start, LLMCallStart)
-    return start
-
-
 async def test_a_provider_given_to_stream_chat_still_names_the_call() -> None:
     """``provider=`` given to ``stream_chat`` stands, for an Azure client too."""
     from agent_contract.sources.openai_chat import stream_chat
 
     source = stream_chat(_azure(b""), HISTORY, "gpt-4o-mini", provider="my-gateway")
-    assert (await _first(source)).provider == "my-gateway"
+    assert (await first_start(source)).provider == "my-gateway"
 
 
 @pytest.mark.parametrize(
@@ -90,7 +80,7 @@ async def test_litellm_calls_name_their_provider_as_the_conventions_do(
     pytest.importorskip("litellm")
     from agent_contract.sources.litellm_chat import stream_litellm
 
-    assert (await _first(stream_litellm(None, HISTORY, model))).provider == provider
+    assert (await first_start(stream_litellm(None, HISTORY, model))).provider == provider
 
 
 async def test_an_agents_sdk_model_on_an_azure_client_names_azure(

@@ -19,6 +19,7 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 from . import _recorded
 from ._cases import HISTORY
 from ._http import sse, transport
+from ._trace import first_start
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -33,16 +34,6 @@ def _chats(telemetry: InMemoryTelemetry) -> list[dict[str, Any]]:
 def _server(attributes: Any) -> tuple[Any, Any]:
     attributes = attributes or {}
     return attributes.get("server.address"), attributes.get("server.port")
-
-
-async def _first(source: Any) -> LLMCallStart:
-    """The call's start event, yielded before any request is sent; the source closed."""
-    try:
-        start = await source.__anext__()
-    finally:
-        await source.aclose()
-    assert isinstance(start, LLMCallStart)
-    return start
 
 
 async def test_each_sdk_sources_chat_span_and_metrics_name_its_clients_server(
@@ -135,7 +126,7 @@ async def test_a_litellm_call_names_the_api_base_it_was_given(
     pytest.importorskip("litellm")
     from agent_contract.sources.litellm_chat import stream_litellm
 
-    start = await _first(stream_litellm(None, HISTORY, "openai/gpt-4o-mini", **given))
+    start = await first_start(stream_litellm(None, HISTORY, "openai/gpt-4o-mini", **given))
     address = getattr(start, "server_address", None), getattr(start, "server_port", None)
     assert address == server
     assert not set(given) & set(start.params)

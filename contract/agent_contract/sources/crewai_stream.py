@@ -116,7 +116,7 @@ import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from agent_contract.agent.events import MessageFinal, StreamEvent, StructuredFinal
@@ -312,29 +312,26 @@ async def _events(
         else:
             put(_EVENT, (event, inside, False))
 
-    def run() -> None:
+    @contextmanager
+    def outcome_told() -> Iterator[None]:
+        """Around the kickoff (on a thread or as a task): our sink on, and its failure handed
+        to the consumer as the same object."""
         _RUN.set(me)
         token = add_stream_sink(listen)
         try:
-            result = runner.kickoff(*args, **kickoff)
+            yield
         except BaseException as exc:  # handed to the consumer as the same object
             put(_FAILED, exc)
-        else:
-            put(_DONE, result)
         finally:
             reset_stream_sinks(token)
 
+    def run() -> None:
+        with outcome_told():
+            put(_DONE, runner.kickoff(*args, **kickoff))
+
     async def arun() -> None:
-        _RUN.set(me)
-        token = add_stream_sink(listen)
-        try:
-            result = await runner.akickoff(*args, **kickoff)
-        except BaseException as exc:  # handed to the consumer as the same object
-            put(_FAILED, exc)
-        else:
-            put(_DONE, result)
-        finally:
-            reset_stream_sinks(token)
+        with outcome_told():
+            put(_DONE, await runner.akickoff(*args, **kickoff))
 
     context = contextvars.copy_context()
     ended: BaseException | None = None
