@@ -430,7 +430,8 @@ class LLMCall:
         # in one write at the end: the SDK's per-write cost dominates (figure 2).
         out = self.closing
         if self.first_chunk:  # a chunk of a request not said to be unstreamed came
-            out[A.REQUEST_STREAM] = True  # chunks arrived: the request was streamed
+            if A.REQUEST_STREAM not in self.start_attributes:  # (said: on the span already)
+                out[A.REQUEST_STREAM] = True  # chunks arrived: the request was streamed
             out[A.RESPONSE_TIME_TO_FIRST_CHUNK] = (self.first_chunk - self.start) * _NS
             out[A.CHUNK_COUNT] = self.chunks
             if self.chunks > 1:
